@@ -1,0 +1,5 @@
+"""Allow ``python -m dpcheck``."""
+
+from dpcheck.cli import main
+
+raise SystemExit(main())

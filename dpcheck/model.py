@@ -1,0 +1,249 @@
+"""The result model every stage shares: spans, evidence, parameters, pipelines, findings.
+
+Everything here is plain data (dataclasses) with a ``to_json`` that gives the documented JSON
+shape; the report renderers, the cache and the baseline all go through these shapes, so the
+JSON contract lives in one place.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+MECHANISMS: tuple[str, ...] = ("SGM", "ASGM", "EASGM", "FEASGM", "fixed-mean", "unknown")
+SAMPLINGS: tuple[str, ...] = ("poisson", "shuffle", "unknown")
+PARAM_NAMES: tuple[str, ...] = (
+    "sigma",
+    "clip",
+    "batch_size",
+    "N",
+    "q",
+    "epochs",
+    "steps",
+    "delta",
+    "target_epsilon",
+    "dim",
+)
+
+
+class Severity(str, Enum):
+    """How serious a finding is; ``--fail-on`` compares against this order."""
+
+    INFO = "info"
+    WARNING = "warning"
+    ERROR = "error"
+
+    @property
+    def rank(self) -> int:
+        """Position in the order info < warning < error."""
+        return ("info", "warning", "error").index(self.value)
+
+
+@dataclass(frozen=True, order=True)
+class Span:
+    """A source region. ``path`` is POSIX, relative to the scan root; line and column are 1-based."""
+
+    path: str
+    line: int
+    column: int = 1
+    end_line: int | None = None
+    end_column: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "line": self.line,
+            "column": self.column,
+            "end_line": self.end_line,
+            "end_column": self.end_column,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Span:
+        return cls(
+            data["path"], data["line"], data["column"], data.get("end_line"), data.get("end_column")
+        )
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """One site that supports a classification: what it is (``role``), where, and why it counts.
+
+    Roles in use: ``update``, ``divisor``, ``noise``, ``clip``, ``per-sample-grad``, ``sampler``,
+    ``accountant``, ``requirement``, ``library``, ``param:<name>``.
+    """
+
+    role: str
+    span: Span
+    note: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"role": self.role, **self.span.to_json(), "note": self.note}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Evidence:
+        return cls(data["role"], Span.from_json(data), data["note"])
+
+
+@dataclass(frozen=True)
+class ParamValue:
+    """A statically resolved training parameter with its provenance.
+
+    ``value`` is None when the parameter was seen but could not be resolved; ``source`` says how
+    it was obtained (``literal``, ``constant``, ``argparse-default``, ``config``, ``dataset-size``,
+    ``derived``, ``model-size``, ``override``).
+    """
+
+    name: str
+    value: float | int | None
+    source: str
+    span: Span | None = None
+    expression: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "value": self.value,
+            "source": self.source,
+            "span": self.span.to_json() if self.span else None,
+            "expression": self.expression,
+        }
+
+    @classmethod
+    def from_json(cls, name: str, data: dict[str, Any]) -> ParamValue:
+        span = Span.from_json(data["span"]) if data.get("span") else None
+        return cls(name, data["value"], data["source"], span, data.get("expression"))
+
+
+@dataclass(frozen=True)
+class Accountant:
+    """The privacy accountant a pipeline reports its epsilon with, and what it assumes.
+
+    ``name`` e.g. ``opacus-rdp``, ``opacus-prv``, ``opacus-gdp``, ``tf-privacy-rdp``,
+    ``dp-accounting-pld``, ``dp-accounting-rdp``, ``prv-accountant``, ``autodp``, ``custom``,
+    ``none``. ``assumes`` is ``SGM+poisson``, ``SGM+without-replacement`` or ``unknown``.
+    ``q`` and ``steps`` are what the accountant was given (for DP103).
+    """
+
+    name: str
+    assumes: str
+    span: Span | None = None
+    q: ParamValue | None = None
+    steps: ParamValue | None = None
+    sigma: ParamValue | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "assumes": self.assumes,
+            "span": self.span.to_json() if self.span else None,
+            "q": self.q.to_json() if self.q else None,
+            "steps": self.steps.to_json() if self.steps else None,
+            "sigma": self.sigma.to_json() if self.sigma else None,
+        }
+
+
+NO_ACCOUNTANT = Accountant(name="none", assumes="unknown")
+
+
+@dataclass(frozen=True)
+class Pipeline:
+    """One training entry point with its linked sites, classification and parameters."""
+
+    entry: str
+    path: str
+    line: int
+    mechanism: str
+    sampling: str
+    accountant: Accountant = NO_ACCOUNTANT
+    params: dict[str, ParamValue] = field(default_factory=dict)
+    evidence: tuple[Evidence, ...] = ()
+    library: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "entry": self.entry,
+            "path": self.path,
+            "line": self.line,
+            "mechanism": self.mechanism,
+            "sampling": self.sampling,
+            "accountant": self.accountant.to_json(),
+            "params": {k: v.to_json() for k, v in sorted(self.params.items())},
+            "evidence": [e.to_json() for e in self.evidence],
+            "library": self.library,
+        }
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A rule violated at a place. ``context`` is the stripped source text of the anchor line; it
+    makes the fingerprint stable when lines shift."""
+
+    rule: str
+    severity: Severity
+    span: Span
+    message: str
+    pipeline: str | None = None
+    evidence: tuple[Evidence, ...] = ()
+    bound: dict[str, Any] | None = None
+    context: str = ""
+
+    @property
+    def fingerprint(self) -> str:
+        """Stable identity across runs and unrelated edits: rule, file, pipeline, anchor text."""
+        key = "\x1f".join(
+            (self.rule, self.span.path, self.pipeline or "", " ".join(self.context.split()))
+        )
+        return hashlib.sha256(key.encode()).hexdigest()[:20]
+
+    def sort_key(self) -> tuple[str, int, int, str]:
+        return (self.span.path, self.span.line, self.span.column, self.rule)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "rule": self.rule,
+            "severity": self.severity.value,
+            "path": self.span.path,
+            "line": self.span.line,
+            "column": self.span.column,
+            "end_line": self.span.end_line,
+            "end_column": self.span.end_column,
+            "message": self.message,
+            "pipeline": self.pipeline,
+            "evidence": [e.to_json() for e in self.evidence],
+            "bound": self.bound,
+            "fingerprint": self.fingerprint,
+        }
+
+
+@dataclass(frozen=True)
+class ScanError:
+    """A problem that is not a finding (unreadable path, internal error in one file)."""
+
+    path: str
+    message: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, "message": self.message}
+
+
+@dataclass
+class ScanResult:
+    """Everything a scan produced; the single input of every report renderer."""
+
+    pipelines: list[Pipeline] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    errors: list[ScanError] = field(default_factory=list)
+    files_scanned: int = 0
+    suppressed: int = 0
+
+    def to_json(self, version: str) -> dict[str, Any]:
+        return {
+            "dpcheck": version,
+            "pipelines": [p.to_json() for p in self.pipelines],
+            "findings": [f.to_json() for f in self.findings],
+            "errors": [e.to_json() for e in self.errors],
+            "files_scanned": self.files_scanned,
+            "suppressed": self.suppressed,
+        }

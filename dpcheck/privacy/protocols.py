@@ -1,0 +1,32 @@
+"""The interface between a neighbouring pair of distributions and the tools that consume it.
+
+A pair (P, Q) is seen through its privacy loss l = log dQ/dP. The Neyman-Pearson test "reject
+H0 (P) iff l >= tau" has type-I error alpha(tau) = P(l >= tau) and type-II error
+beta(tau) = Q(l < tau); sweeping tau traces the exact trade-off curve T(P, Q), and beta is the
+CDF of l under Q, from which a PLD is discretised. Mixtures with a revealed index (math-spec
+§2.8), PLD construction (§2.7) and (eps, delta) conversion (§2.4) all take any object with this
+shape, so a new pair needs no new glue.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+import numpy as np
+from numpy.typing import NDArray
+
+
+class LossPair(Protocol):
+    """A neighbouring pair (P, Q) described by the law of its privacy loss."""
+
+    def alpha(self, tau: NDArray[np.float64]) -> NDArray[np.float64]:
+        """P(l >= tau): the false-positive rate of the likelihood-ratio test at threshold tau."""
+        ...
+
+    def beta(self, tau: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Q(l < tau): the false-negative rate at threshold tau (the CDF of l under Q)."""
+        ...
+
+    def reversed(self) -> LossPair:
+        """The pair (Q, P), whose loss is -l (the other neighbouring direction)."""
+        ...

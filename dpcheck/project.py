@@ -1,0 +1,63 @@
+"""What the pipeline stage sees of a scanned project: its files, their summaries, its facts.
+
+The engine builds one ``Project`` per scan. Candidate files (those a cheap text pre-filter marks as
+possibly DP-relevant) are summarised eagerly, in parallel and cached; any other Python file of
+the project is summarised lazily, the first time a pipeline follows an import into it (a config
+module holding ``SIGMA = 1.1``, say). Summaries are the JSON-serialisable output of
+``dpcheck.sites.summarize_module``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dpcheck.discover.facts import ProjectFacts
+from dpcheck.model import ParamValue
+
+Summary = dict[str, Any]
+
+
+@dataclass
+class Project:
+    """A scanned project as the pipeline stage and the rules see it.
+
+    ``paths`` are POSIX paths relative to ``root`` of every Python file in scope; ``reported``
+    limits which of them findings may be reported on (pre-commit passes a subset of files, but
+    pipelines are still resolved across the whole project). ``overrides`` are the ``--param`` /
+    config ``params`` values (source ``override``), which win over statically found values.
+    """
+
+    root: Path
+    facts: ProjectFacts
+    paths: tuple[str, ...]
+    overrides: Mapping[str, ParamValue]
+    _summaries: dict[str, Summary | None]
+    _load: Callable[[str], Summary | None]
+    _sources: Callable[[str], str | None]
+    reported: frozenset[str] | None = None
+    _lines: dict[str, list[str]] = field(default_factory=dict)
+
+    def summary(self, path: str) -> Summary | None:
+        """The summary of a project file (None if it is unparsable or not a project file)."""
+        if path not in self._summaries:
+            self._summaries[path] = self._load(path) if path in self.paths else None
+        return self._summaries[path]
+
+    def candidate_paths(self) -> tuple[str, ...]:
+        """Files whose summaries were computed eagerly because they may hold DP sites."""
+        return tuple(sorted(p for p, s in self._summaries.items() if s is not None))
+
+    def source_line(self, path: str, line: int) -> str:
+        """The text of a 1-based source line (empty if unavailable); used for fingerprints."""
+        if path not in self._lines:
+            text = self._sources(path)
+            self._lines[path] = text.splitlines() if text is not None else []
+        lines = self._lines[path]
+        return lines[line - 1] if 0 < line <= len(lines) else ""
+
+    def is_reported(self, path: str) -> bool:
+        """Whether findings anchored in ``path`` are reported in this scan."""
+        return self.reported is None or path in self.reported
