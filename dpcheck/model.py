@@ -237,6 +237,7 @@ class ScanResult:
     errors: list[ScanError] = field(default_factory=list)
     files_scanned: int = 0
     suppressed: int = 0
+    suppression_issues: list[Any] = field(default_factory=list)
 
     def to_json(self, version: str) -> dict[str, Any]:
         return {
@@ -246,4 +247,5 @@ class ScanResult:
             "errors": [e.to_json() for e in self.errors],
             "files_scanned": self.files_scanned,
             "suppressed": self.suppressed,
+            "suppression_issues": [i.to_json() for i in self.suppression_issues],
         }

@@ -1,0 +1,117 @@
+"""``dpcheck scan``: find DP-SGD pipelines, classify them, report findings."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from dpcheck.config import FAIL_ON_LEVELS, parse_cli_params
+from dpcheck.engine import ScanOptions, run, settle
+from dpcheck.errors import DpcheckError
+from dpcheck.model import ScanResult, Severity
+
+FORMATS = ("text", "json", "sarif", "github")
+
+
+def _codes(values: list[str] | None) -> list[str]:
+    return [c.strip().upper() for v in values or [] for c in v.split(",") if c.strip()]
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add the ``scan`` sub-command."""
+    p = subparsers.add_parser(
+        "scan",
+        help="scan training code for DP accounting mismatches",
+        description="Scan Python training code (files or directories, default .) for DP-SGD "
+        "pipelines whose update rule or sampling does not match the privacy accountant.",
+    )
+    p.add_argument("paths", nargs="*", type=Path, default=[Path(".")], metavar="PATH")
+    p.add_argument("--format", choices=FORMATS, default="text", help="output format (default text)")
+    p.add_argument("--output", "-o", type=Path, help="write the report to FILE instead of stdout")
+    p.add_argument("--select", action="append", metavar="RULES", help="only these rules (comma-separated ids or prefixes)")
+    p.add_argument("--ignore", action="append", metavar="RULES", help="skip these rules")
+    p.add_argument("--fail-on", choices=FAIL_ON_LEVELS, help="lowest severity that makes the exit code 1 (default error)")
+    p.add_argument("--config", type=Path, help="configuration file (default: the project's pyproject.toml)")
+    p.add_argument("--jobs", "-j", type=int, help="parallel processes (default: CPU count)")
+    p.add_argument("--no-cache", action="store_true", help="neither read nor write the analysis cache")
+    p.add_argument("--cache-dir", type=Path, help="cache directory (default: ROOT/.dpcheck_cache)")
+    p.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a statically found parameter: sigma, clip, batch_size, N, q, epochs, "
+        "steps, delta, target_epsilon, dim (repeatable)",
+    )
+    p.add_argument("--strict", action="store_true", help="also report blanket and unused suppressions")
+    p.add_argument("--quiet", "-q", action="store_true", help="only findings and the summary line")
+    p.set_defaults(func=execute)
+
+
+def exit_code(result: ScanResult, fail_on: str, strict: bool) -> int:
+    """1 when a finding is at or above ``fail_on`` (or a strict suppression issue), else 0."""
+    if fail_on == "never":
+        return 0
+    threshold = Severity(fail_on).rank
+    failing = any(f.severity.rank >= threshold for f in result.findings)
+    return 1 if failing or (strict and result.suppression_issues) else 0
+
+
+def execute(args: argparse.Namespace) -> int:
+    """Run the scan and write the report; the exit code follows ``--fail-on``."""
+    from dpcheck.report import render
+
+    if args.jobs is not None and args.jobs < 1:
+        raise DpcheckError(f"--jobs must be at least 1, got {args.jobs}")
+    options = ScanOptions(
+        paths=tuple(args.paths),
+        select=_codes(args.select),
+        ignore=_codes(args.ignore),
+        params=parse_cli_params(args.param),
+        config_path=args.config,
+        jobs=args.jobs,
+        use_cache=not args.no_cache,
+        cache_dir=args.cache_dir,
+        strict=args.strict,
+    )
+    settings = settle(options)
+    result = run(settings)
+    sources = {
+        f.span.path: text
+        for f in result.findings
+        if (text := _read_text(settings.root / f.span.path)) is not None
+    }
+    color = (
+        args.format == "text"
+        and args.output is None
+        and sys.stdout.isatty()
+        and "NO_COLOR" not in os.environ
+    )
+    report = render(
+        result,
+        args.format,
+        sources=sources,
+        rules=settings.catalog.rules,
+        root=settings.root,
+        color=color,
+        quiet=args.quiet,
+    )
+    if args.output is not None:
+        try:
+            args.output.write_text(report, encoding="utf-8")
+        except OSError as exc:
+            raise DpcheckError(f"{args.output}: cannot write report: {exc.strerror or exc}") from None
+    else:
+        sys.stdout.write(report)
+    if any(e.message.startswith("internal error") for e in result.errors):
+        return 2
+    return exit_code(result, args.fail_on or settings.config.fail_on or "error", settings.strict)
+
+
+def _read_text(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None

@@ -1,0 +1,89 @@
+"""Per-file analysis: the cacheable unit of a scan.
+
+Each Python file is decoded and syntax-checked; files that pass the cheap text pre-filter (or
+that a pipeline later follows an import into) are parsed once with libcst and summarised by
+``dpcheck.sites.summarize_module``. The result is plain JSON so it can be cached by content.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import libcst
+
+from dpcheck.parse.source import SourceProblem, check_syntax, decode_source, is_candidate
+from dpcheck.suppress import Suppression, find_suppressions
+
+
+@dataclass(frozen=True)
+class FileAnalysis:
+    """What one file contributes: a problem (-> DP001), its suppressions, and its summary.
+
+    ``summary`` is None for files that were not summarised (not candidates, or unparsable);
+    ``internal_error`` is set when the summariser itself failed on this file (reported as a
+    scan error, never a crash).
+    """
+
+    path: str
+    problem: SourceProblem | None
+    candidate: bool
+    suppressions: tuple[Suppression, ...]
+    summary: dict[str, Any] | None
+    internal_error: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "problem": None
+            if self.problem is None
+            else [self.problem.message, self.problem.line, self.problem.column],
+            "candidate": self.candidate,
+            "suppressions": [s.to_json() for s in self.suppressions],
+            "summary": self.summary,
+            "internal_error": self.internal_error,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> FileAnalysis:
+        problem = data["problem"]
+        return cls(
+            path=data["path"],
+            problem=None if problem is None else SourceProblem(*problem),
+            candidate=data["candidate"],
+            suppressions=tuple(Suppression.from_json(s) for s in data["suppressions"]),
+            summary=data["summary"],
+            internal_error=data.get("internal_error"),
+        )
+
+
+def analyze_file(
+    path: str, data: bytes, markers: tuple[str, ...], *, summarize: bool = False, max_bytes: int
+) -> FileAnalysis:
+    """Analyse one file; ``summarize`` forces a summary even if the pre-filter would skip it."""
+    from dpcheck.sites import summarize_module
+
+    decoded = decode_source(data, max_bytes)
+    if isinstance(decoded, SourceProblem):
+        return FileAnalysis(path, decoded, False, (), None)
+    problem = check_syntax(decoded, path)
+    if problem is not None:
+        return FileAnalysis(path, problem, False, (), None)
+    suppressions = find_suppressions(decoded)
+    candidate = is_candidate(decoded, markers)
+    if not (candidate or summarize):
+        return FileAnalysis(path, None, False, suppressions, None)
+    try:
+        module = libcst.parse_module(decoded)
+    except libcst.ParserSyntaxError as exc:
+        problem = SourceProblem(
+            f"libcst cannot parse this file: {exc.message}", exc.raw_line, exc.raw_column + 1
+        )
+        return FileAnalysis(path, problem, candidate, suppressions, None)
+    try:
+        summary = summarize_module(module, path)
+    except Exception as exc:  # noqa: BLE001 - one file's analyser bug must not stop the scan
+        return FileAnalysis(
+            path, None, candidate, suppressions, None, f"{type(exc).__name__}: {exc}"
+        )
+    return FileAnalysis(path, None, candidate, suppressions, summary)

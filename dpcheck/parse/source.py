@@ -1,0 +1,68 @@
+"""Turning a file's bytes into checked Python source, or into the reason it is not Python.
+
+A file that cannot be read as Python (binary, undecodable, too large, a syntax error) is not an
+error of the scan: it becomes a DP001 finding and every other file is still analysed.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import io
+import tokenize
+import warnings
+from dataclasses import dataclass
+
+MAX_FILE_BYTES = 5 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class SourceProblem:
+    """Why a file is not analysable Python; ``line``/``column`` are 1-based."""
+
+    message: str
+    line: int = 1
+    column: int = 1
+
+
+def blob_id(data: bytes) -> str:
+    """The git blob id of ``data``: the cache key a scan shares with ``dpcheck history``."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def decode_source(data: bytes, max_bytes: int = MAX_FILE_BYTES) -> str | SourceProblem:
+    """Decode per PEP 263/3120 (coding cookie, else UTF-8), refusing binary and huge files."""
+    if len(data) > max_bytes:
+        return SourceProblem(f"file is too large to analyse ({len(data)} bytes > {max_bytes})")
+    if b"\0" in data:
+        return SourceProblem("file is binary (contains NUL bytes), not Python source")
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError:
+        encoding = "utf-8"  # undecodable first lines: let the decode below say where
+    try:
+        text = data.decode(encoding)
+    except (UnicodeDecodeError, LookupError) as exc:
+        line = data[: getattr(exc, "start", 0)].count(b"\n") + 1
+        return SourceProblem(f"cannot decode as {encoding}: {exc}", line=line)
+    return text.removeprefix("\ufeff")
+
+
+def check_syntax(text: str, path: str) -> SourceProblem | None:
+    """A cheap full syntax check with CPython's own parser (None when the file is valid)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            compile(text, path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    except SyntaxError as exc:
+        return SourceProblem(
+            f"syntax error: {exc.msg}", line=exc.lineno or 1, column=max(exc.offset or 1, 1)
+        )
+    except (ValueError, RecursionError, MemoryError) as exc:
+        return SourceProblem(f"cannot parse: {type(exc).__name__}: {exc}")
+    return None
+
+
+def is_candidate(text: str, markers: tuple[str, ...]) -> bool:
+    """The cheap text pre-filter: may this file hold a DP site at all?"""
+    return any(marker in text for marker in markers)
