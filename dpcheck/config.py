@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dpcheck.discover.requirement import DP_LIBRARIES, canonical_library
 from dpcheck.errors import ConfigError
 from dpcheck.model import PARAM_NAMES, ParamValue
 
@@ -92,6 +93,20 @@ _KEYS = {
 }
 
 
+def _library_versions(versions: Mapping[str, str], where: str) -> dict[str, str]:
+    """``dp-library-versions`` keyed by canonical DP-library name; other names are errors."""
+    result: dict[str, str] = {}
+    for name, version in versions.items():
+        canonical = canonical_library(name)
+        if canonical is None:
+            raise ConfigError(
+                f"{where}: `dp-library-versions.{name}` is not a DP library "
+                f"(known: {', '.join(sorted(DP_LIBRARIES))})"
+            )
+        result[canonical] = version
+    return result
+
+
 def config_from_table(table: Mapping[str, Any], where: str) -> Config:
     """Validate a ``[tool.dpcheck]`` table."""
     unknown = sorted(set(table) - _KEYS)
@@ -129,7 +144,7 @@ def config_from_table(table: Mapping[str, Any], where: str) -> Config:
             name: parse_param(name, raw, f"{where} [tool.dpcheck.params]")
             for name, raw in params.items()
         },
-        dp_library_versions={k.lower().replace("_", "-"): v for k, v in versions.items()},
+        dp_library_versions=_library_versions(versions, where),
         strict=strict,
     )
 

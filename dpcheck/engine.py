@@ -64,7 +64,7 @@ def settle(options: ScanOptions) -> Settings:
     for path in options.paths:
         if not path.exists():
             raise DpcheckError(f"{path}: no such file or directory")
-    root = discover_files(options.paths[:1]).root
+    root = discover_files(options.paths).root
     config = load_config(options.config_path, root)
     catalog = load_catalog()
     active = select_rules(

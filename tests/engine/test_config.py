@@ -25,7 +25,7 @@ exclude = ["vendor/**"]
 fail-on = "warning"
 per-file-ignores = { "tests/*" = ["DP101"] }
 params = { sigma = 1.1, N = 60000 }
-dp-library-versions = { opacus = "1.4.0" }
+dp-library-versions = { Opacus = "1.4.0" }
 """,
     )
     config = load_config(None, tmp_path)
@@ -56,6 +56,7 @@ def test_no_table_means_defaults(tmp_path: Path) -> None:
         ("[tool.dpcheck]\nparams = { q = 1.5 }\n", "`q`"),
         ("[tool.dpcheck]\nstrict = 'yes'\n", "`strict`"),
         ("[tool.dpcheck\n", "invalid TOML"),
+        ("[tool.dpcheck]\ndp-library-versions = { torch = '2.0' }\n", "`dp-library-versions.torch`"),
     ],
 )
 def test_errors_name_the_key(tmp_path: Path, body: str, needle: str) -> None:

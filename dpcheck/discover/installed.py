@@ -1,0 +1,108 @@
+"""Where an installed DP library's source is, found as files (the library is never imported).
+
+Looked for first in the project's own virtualenvs (``.venv``, ``venv``, ``env`` and any folder
+directly under the root holding a ``pyvenv.cfg``), then in the running interpreter's
+site-packages: the project's environment says what the project runs; dpcheck's own is the
+fallback. The version comes from the distribution's ``METADATA`` (``PKG-INFO`` for egg-info);
+an editable install is followed to its source folder through ``direct_url.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import sysconfig
+from dataclasses import dataclass
+from email.parser import HeaderParser
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+from packaging.utils import canonicalize_name
+
+from dpcheck.discover.requirement import canonical_library
+from dpcheck.errors import DpcheckError
+
+IMPORT_NAMES: dict[str, str] = {
+    "opacus": "opacus",
+    "tensorflow-privacy": "tensorflow_privacy",
+    "dp-accounting": "dp_accounting",
+    "prv-accountant": "prv_accountant",
+    "jax-privacy": "jax_privacy",
+}
+_VENV_NAMES = (".venv", "venv", "env")
+_SITE_PATTERNS = ("lib/python*/site-packages", "lib64/python*/site-packages", "Lib/site-packages")
+
+
+@dataclass(frozen=True)
+class InstalledLibrary:
+    """An installed DP library: canonical name, version (None if its metadata is missing) and the
+    folder of its importable package."""
+
+    library: str
+    version: str | None
+    path: Path
+
+
+def find_installed(root: Path, library: str) -> InstalledLibrary | None:
+    """The installed source of ``library`` (any spelling of a DP library's name) for the project
+    at ``root``, or None if it is installed nowhere dpcheck looks. Raises ``DpcheckError`` for a
+    name that is not a DP library."""
+    canonical = canonical_library(library)
+    if canonical is None:
+        raise DpcheckError(f"{library!r} is not a DP library (known: {', '.join(IMPORT_NAMES)})")
+    package = IMPORT_NAMES[canonical]
+    for site in site_packages_dirs(root):
+        info = _distribution_info(site, canonical)
+        version = _version(info) if info else None
+        location = site / package if (site / package).is_dir() else _editable_source(info, package)
+        if location is not None:
+            return InstalledLibrary(canonical, version, location)
+    return None
+
+
+def site_packages_dirs(root: Path) -> list[Path]:
+    """The site-packages folders searched, in order: project virtualenvs, then the interpreter's."""
+    venvs = [root / name for name in _VENV_NAMES]
+    if root.is_dir():
+        venvs += sorted(d for d in root.iterdir() if (d / "pyvenv.cfg").is_file())
+    found = [
+        site for venv in venvs for pattern in _SITE_PATTERNS for site in sorted(venv.glob(pattern))
+    ]
+    paths = sysconfig.get_paths()
+    found += [Path(paths["purelib"]), Path(paths["platlib"])]
+    return [site for site in dict.fromkeys(found) if site.is_dir()]
+
+
+def _distribution_info(site: Path, canonical: str) -> Path | None:
+    """The ``*.dist-info`` (preferred) or ``*.egg-info`` entry of a distribution in ``site``."""
+    for suffix in (".dist-info", ".egg-info"):
+        for info in sorted(site.glob(f"*{suffix}")):
+            if canonicalize_name(info.name.split("-", 1)[0].removesuffix(suffix)) == canonical:
+                return info
+    return None
+
+
+def _version(info: Path) -> str | None:
+    """The ``Version`` header of the distribution's metadata file."""
+    candidates = [info / "METADATA", info / "PKG-INFO"] if info.is_dir() else [info]
+    for metadata in candidates:
+        if metadata.is_file():
+            text = metadata.read_text(encoding="utf-8", errors="replace")
+            return HeaderParser().parsestr(text).get("Version")
+    return None
+
+
+def _editable_source(info: Path | None, package: str) -> Path | None:
+    """The package folder of an editable install, from the ``file://`` URL that pip records in
+    ``direct_url.json`` (the package sits in that folder or its ``src/``)."""
+    direct_url = info / "direct_url.json" if info and info.is_dir() else None
+    if direct_url is None or not direct_url.is_file():
+        return None
+    try:
+        url = json.loads(direct_url.read_text(encoding="utf-8")).get("url", "")
+    except (ValueError, AttributeError):
+        return None
+    parts = urlsplit(url)
+    if parts.scheme != "file":
+        return None
+    base = Path(unquote(parts.path))
+    return next((p for p in (base / package, base / "src" / package) if p.is_dir()), None)

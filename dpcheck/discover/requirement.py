@@ -1,0 +1,238 @@
+"""What a DP-library pin is, and how one requirement string becomes one.
+
+Every dependency-file reader funnels its entries through here: PEP 508 strings (requirements
+files, PEP 621, setup.py/cfg, pip lists) through ``requirement_pins``, the looser constraint
+syntaxes of Poetry, Pipfile and conda through ``constraint_specifier``. Only the DP libraries in
+``DP_LIBRARIES`` become pins; every other requirement is read only far enough to be skipped.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import NamedTuple
+from urllib.parse import parse_qs, urlsplit
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.utils import (
+    InvalidSdistFilename,
+    InvalidWheelFilename,
+    canonicalize_name,
+    parse_sdist_filename,
+    parse_wheel_filename,
+)
+from packaging.version import InvalidVersion
+
+from dpcheck.model import Span
+
+DP_LIBRARIES: tuple[str, ...] = (
+    "opacus",
+    "tensorflow-privacy",
+    "dp-accounting",
+    "prv-accountant",
+    "jax-privacy",
+)
+_EXACT_OPERATORS = ("==", "===")
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://|^file:")
+_EGG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*")
+
+
+def canonical_library(name: str) -> str | None:
+    """The canonical (PEP 503) name of a DP library, or None if ``name`` is not one of them."""
+    canonical = canonicalize_name(name)
+    return canonical if canonical in DP_LIBRARIES else None
+
+
+@dataclass(frozen=True)
+class Pin:
+    """A DP library requirement found in a dependency file.
+
+    ``specifier`` is the version constraint as a PEP 440 specifier ('' when unconstrained), kept
+    as written for syntaxes PEP 440 lacks (Poetry ``^1.4``) and ``@<ref>`` for a VCS URL with a
+    ref. ``version`` is set only when the requirement names exactly one version: ``==X`` /
+    ``===X`` (no wildcard), a Poetry/Pipfile bare ``X``, conda ``=X``, or an archive URL whose
+    file name carries the version. ``span`` is the line in the dependency file; ``raw`` the
+    requirement as written there.
+    """
+
+    library: str
+    specifier: str
+    version: str | None
+    span: Span
+    raw: str
+
+
+class PinProblem(NamedTuple):
+    """A dependency file (absolute path) that could not be read, or an entry in it that could not
+    be understood; reported to the user, never fatal."""
+
+    path: Path
+    message: str
+
+
+@dataclass(frozen=True)
+class PinsResult:
+    """Pins and problems found in some dependency files, each in file order."""
+
+    pins: tuple[Pin, ...] = ()
+    problems: tuple[PinProblem, ...] = ()
+
+
+def combine(results: Iterable[PinsResult]) -> PinsResult:
+    """The results one after another, each pin and problem kept once (a requirements file both
+    discovered and included by another is read twice)."""
+    pins: dict[Pin, None] = {}
+    problems: dict[PinProblem, None] = {}
+    for result in results:
+        pins.update(dict.fromkeys(result.pins))
+        problems.update(dict.fromkeys(result.problems))
+    return PinsResult(tuple(pins), tuple(problems))
+
+
+@dataclass(frozen=True)
+class Source:
+    """The text of a dependency file, and where spans in it point."""
+
+    root: Path
+    path: Path
+    text: str
+
+    @property
+    def display(self) -> str:
+        """The POSIX path relative to the root (with ``..`` for an include outside the root)."""
+        return Path(os.path.relpath(self.path, self.root)).as_posix()
+
+    @cached_property
+    def lines(self) -> list[str]:
+        return self.text.splitlines()
+
+    def span(self, line: int) -> Span:
+        return Span(self.display, line)
+
+    def find_line(self, header: str, matches: Callable[[str], bool]) -> int:
+        """1-based number of the first line at or after the section ``header`` line (compared
+        without comments and surrounding blanks) that ``matches``; failing that the first
+        matching line anywhere, then the header's line, then line 1. For formats whose parsers
+        keep no positions (TOML, INI)."""
+        lines = self.lines
+        start = next((i for i, text in enumerate(lines) if _uncommented(text) == header), None)
+        for first in ([start] if start is not None else []) + [0]:
+            for index in range(first, len(lines)):
+                if matches(lines[index]):
+                    return index + 1
+        return start + 1 if start is not None else 1
+
+    def problem(self, message: str, line: int | None = None) -> PinsResult:
+        """A result holding one problem, prefixed with the file (and line) it concerns."""
+        where = f"{self.display}:{line}" if line else self.display
+        return PinsResult(problems=(PinProblem(self.path, f"{where}: {message}"),))
+
+
+def _uncommented(line: str) -> str:
+    return line.split("#", 1)[0].strip()
+
+
+def read_source(root: Path, path: Path) -> Source | PinsResult:
+    """The file decoded as UTF-8 (a BOM is dropped), or a result with the problem."""
+    try:
+        text = path.read_bytes().decode("utf-8-sig")
+    except OSError as exc:
+        return PinsResult(problems=(PinProblem(path, f"cannot read: {exc.strerror or exc}"),))
+    except UnicodeDecodeError as exc:
+        return PinsResult(problems=(PinProblem(path, f"not UTF-8 text: {exc.reason}"),))
+    return Source(root, path, text)
+
+
+def exact_version(specifier: SpecifierSet) -> str | None:
+    """The one version ``specifier`` pins with ``==``/``===`` (no wildcard), else None."""
+    exact = {
+        s.version
+        for s in specifier
+        if s.operator in _EXACT_OPERATORS and not s.version.endswith(".*")
+    }
+    return exact.pop() if len(exact) == 1 else None
+
+
+def constraint_specifier(text: str) -> tuple[str, str | None]:
+    """(specifier, version) of a Poetry / Pipfile / conda version constraint.
+
+    ``*`` or empty means unconstrained; a bare version ``1.4.0`` means ``==1.4.0`` (and a bare
+    ``1.4.*`` the wildcard); Poetry's ``^``/``~`` and ``||`` forms have no PEP 440 equivalent and
+    are kept as written. Raises ``ValueError`` for text that is none of these.
+    """
+    text = text.strip()
+    if text in ("", "*"):
+        return "", None
+    if text.startswith("^") or (text.startswith("~") and not text.startswith("~=")) or "|" in text:
+        return text, None
+    try:
+        specifier = SpecifierSet(f"=={text}" if text[0].isdigit() else text)
+    except InvalidSpecifier as exc:
+        raise ValueError(f"invalid version constraint {text!r}") from exc
+    return str(specifier), exact_version(specifier)
+
+
+def url_specifier(url: str) -> tuple[str, str | None]:
+    """(specifier, version) of a requirement given by URL: ``@<ref>`` for a VCS URL with a ref,
+    ``==<v>`` when the URL names a wheel or sdist file, else unconstrained."""
+    parts = urlsplit(url)
+    if "+" in parts.scheme and "@" in parts.path:
+        return "@" + parts.path.rpartition("@")[2], None
+    filename = parts.path.rpartition("/")[2]
+    version = _archive_name_version(filename)[1]
+    return (f"=={version}", version) if version else ("", None)
+
+
+def requirement_pins(text: str, source: Source, line: int, raw: str | None = None) -> PinsResult:
+    """The pin a PEP 508 requirement string (or a bare URL / path) makes, if it names a DP
+    library; a problem if it is not a valid requirement. Local paths are skipped: their
+    version cannot be known statically."""
+    text = text.strip()
+    raw = raw or text
+    if _URL.match(text):
+        return _bare_url_pins(text, source, line, raw)
+    if text.startswith((".", "/", "~")):
+        return PinsResult()
+    try:
+        requirement = Requirement(text)
+    except InvalidRequirement as exc:
+        return source.problem(f"invalid requirement {text!r}: {exc}", line)
+    library = canonical_library(requirement.name)
+    if library is None:
+        return PinsResult()
+    if requirement.url:
+        specifier, version = url_specifier(requirement.url)
+    else:
+        specifier, version = str(requirement.specifier), exact_version(requirement.specifier)
+    return PinsResult((Pin(library, specifier, version, source.span(line), raw),))
+
+
+def _bare_url_pins(url: str, source: Source, line: int, raw: str) -> PinsResult:
+    """A URL without ``name @``: the name comes from ``#egg=`` or the archive's file name."""
+    parts = urlsplit(url)
+    egg = parse_qs(parts.fragment).get("egg", [""])[0]
+    match = _EGG.match(egg)
+    name = match.group(0) if match else _archive_name_version(parts.path.rpartition("/")[2])[0]
+    library = canonical_library(name) if name else None
+    if library is None:
+        return PinsResult()
+    specifier, version = url_specifier(url)
+    return PinsResult((Pin(library, specifier, version, source.span(line), raw),))
+
+
+def _archive_name_version(filename: str) -> tuple[str | None, str | None]:
+    """(name, version) from a wheel or sdist file name, (None, None) for anything else."""
+    try:
+        if filename.endswith(".whl"):
+            name, version, _, _ = parse_wheel_filename(filename)
+        else:
+            name, version = parse_sdist_filename(filename)
+    except (InvalidWheelFilename, InvalidSdistFilename, InvalidVersion):
+        return None, None
+    return str(name), str(version)
+
