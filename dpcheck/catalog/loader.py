@@ -1,0 +1,265 @@
+"""Load the rule catalog from its TOML files and validate it strictly.
+
+Every problem (unreadable file, TOML syntax, unknown key, wrong type, bad severity, id that
+does not match the file name, duplicate id or name, malformed example) is a CatalogError that
+names the file and the key, so a broken catalog fails at load time and never half-works.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import sys
+from collections.abc import Callable, Iterable
+from importlib import resources
+from pathlib import Path, PurePosixPath
+from typing import Any, TypeVar
+
+from dpcheck.catalog.rule import EXAMPLE_MAIN_FILE, Catalog, Example, Reference, Rule
+from dpcheck.errors import CatalogError
+from dpcheck.model import Severity
+
+if sys.version_info >= (3, 11):
+    import tomllib
+    from importlib.resources.abc import Traversable
+else:  # pragma: no cover - exercised on Python 3.10 only
+    from importlib.abc import Traversable
+
+    import tomli as tomllib
+
+RULE_ID = re.compile(r"DP\d{3}")
+KEBAB = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
+
+_REQUIRED_KEYS = ("id", "name", "severity", "summary", "rationale", "fix", "references", "examples")
+_RULE_KEYS = frozenset((*_REQUIRED_KEYS, "tags"))
+_REFERENCE_KEYS = frozenset(("title", "url"))
+_EXAMPLE_KEYS = frozenset(("name", "code", "expect", "files", "pending"))
+
+T = TypeVar("T")
+
+
+def load_catalog(directory: Path | Traversable | None = None) -> Catalog:
+    """Load and validate the catalog in ``directory`` (default: the packaged rule catalog).
+
+    ``directory`` may be any ``importlib.resources`` Traversable (a zipped package's folder
+    too). The default load is cached for the life of the process; an explicit directory is
+    always read afresh.
+    """
+    if directory is None:
+        return _default_catalog()
+    return _load(directory)
+
+
+@functools.cache
+def _default_catalog() -> Catalog:
+    return _load(default_catalog_dir())
+
+
+def default_catalog_dir() -> Traversable:
+    """Where the shipped catalog lives.
+
+    In a wheel, the build maps the top-level ``rules/`` folder to ``dpcheck/catalog/data``; in a
+    source checkout or an editable install that folder does not exist and the repository's
+    ``rules/`` next to the package is the catalog.
+    """
+    packaged = resources.files("dpcheck") / "catalog" / "data"
+    if packaged.is_dir():
+        return packaged
+    source_tree = Path(__file__).resolve().parents[2] / "rules"
+    if source_tree.is_dir():
+        return source_tree
+    raise CatalogError(
+        f"rule catalog not found: neither {packaged} nor {source_tree} exists "
+        "(is dpcheck installed correctly?)"
+    )
+
+
+def _load(directory: Traversable) -> Catalog:
+    if not directory.is_dir():
+        raise CatalogError(f"rule catalog directory {directory} does not exist")
+    files = sorted(
+        (f for f in directory.iterdir() if f.name.endswith(".toml") and f.is_file()),
+        key=lambda f: f.name,
+    )
+    if not files:
+        raise CatalogError(f"rule catalog directory {directory} holds no rule files (*.toml)")
+    parsed = [(f, _parse_rule(f, _read_toml(f))) for f in files]
+    _check_unique(parsed, "id", lambda r: r.id)
+    _check_unique(parsed, "name", lambda r: r.name)
+    for file, rule in parsed:
+        stem = file.name.removesuffix(".toml")
+        if stem != rule.id:
+            raise CatalogError(
+                f"{file}: id: {rule.id!r} does not match the file name {file.name!r}"
+            )
+    known = {rule.id for _, rule in parsed}
+    for file, rule in parsed:
+        _check_examples_against(file, rule, known)
+    return Catalog(tuple(rule for _, rule in parsed))
+
+
+def _read_toml(file: Traversable) -> dict[str, Any]:
+    try:
+        text = file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CatalogError(f"{file}: cannot read rule file: {exc}") from exc
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise CatalogError(f"{file}: invalid TOML: {exc}") from exc
+
+
+def _check_unique(
+    parsed: Iterable[tuple[Traversable, Rule]], key: str, value: Callable[[Rule], str]
+) -> None:
+    seen: dict[str, Traversable] = {}
+    for file, rule in parsed:
+        first = seen.setdefault(value(rule), file)
+        if first is not file:
+            raise CatalogError(
+                f"{file}: {key}: duplicate {key} {value(rule)!r} (already defined in {first})"
+            )
+
+
+def _parse_rule(file: Traversable, data: dict[str, Any]) -> Rule:
+    _check_keys(file, "", data, _RULE_KEYS, required=_REQUIRED_KEYS)
+    rule_id = _string(file, "id", data["id"])
+    if not RULE_ID.fullmatch(rule_id):
+        raise CatalogError(f"{file}: id: {rule_id!r} is not of the form DP followed by 3 digits")
+    name = _string(file, "name", data["name"])
+    if not KEBAB.fullmatch(name):
+        raise CatalogError(f"{file}: name: {name!r} is not kebab-case (e.g. 'unparsable-file')")
+    severity = _string(file, "severity", data["severity"])
+    if severity not in {s.value for s in Severity}:
+        raise CatalogError(
+            f"{file}: severity: {severity!r} is not one of {', '.join(s.value for s in Severity)}"
+        )
+    summary = _string(file, "summary", data["summary"])
+    if "\n" in summary.strip():
+        raise CatalogError(f"{file}: summary: must be a single line")
+    references = _list(file, "references", data["references"], _parse_reference)
+    tags = _list(file, "tags", data.get("tags", []), _string)
+    examples = _list(file, "examples", data["examples"], _parse_example)
+    return Rule(
+        id=rule_id,
+        name=name,
+        severity=Severity(severity),
+        summary=summary.strip(),
+        rationale=_string(file, "rationale", data["rationale"]).strip(),
+        fix=_string(file, "fix", data["fix"]).strip(),
+        references=references,
+        tags=tags,
+        examples=examples,
+    )
+
+
+def _parse_reference(file: Traversable, key: str, value: Any) -> Reference:
+    table = _table(file, key, value)
+    _check_keys(file, f"{key}.", table, _REFERENCE_KEYS, required=tuple(_REFERENCE_KEYS))
+    url = _string(file, f"{key}.url", table["url"])
+    if not url.startswith(("https://", "http://")):
+        raise CatalogError(f"{file}: {key}.url: {url!r} is not an http(s) URL")
+    return Reference(title=_string(file, f"{key}.title", table["title"]), url=url)
+
+
+def _parse_example(file: Traversable, key: str, value: Any) -> Example:
+    table = _table(file, key, value)
+    _check_keys(file, f"{key}.", table, _EXAMPLE_KEYS, required=("code", "expect"))
+    code = _text(file, f"{key}.code", table["code"])
+    expect = _list(file, f"{key}.expect", table["expect"], _string)
+    for index, rule_id in enumerate(expect):
+        if not RULE_ID.fullmatch(rule_id):
+            raise CatalogError(f"{file}: {key}.expect[{index}]: {rule_id!r} is not a rule id")
+    if len(set(expect)) != len(expect):
+        raise CatalogError(f"{file}: {key}.expect: lists a rule id twice")
+    files_table = _table(file, f"{key}.files", table.get("files", {}))
+    files = tuple(
+        (_example_path(file, f"{key}.files", path), _text(file, f"{key}.files.{path}", text))
+        for path, text in sorted(files_table.items())
+    )
+    pending = table.get("pending", False)
+    if not isinstance(pending, bool):
+        raise CatalogError(f"{file}: {key}.pending: must be true or false")
+    return Example(
+        name=_string(file, f"{key}.name", table.get("name", key)),
+        code=code,
+        expect=tuple(sorted(expect)),
+        files=files,
+        pending=pending,
+    )
+
+
+def _example_path(file: Traversable, key: str, path: str) -> str:
+    """An example's extra file must stay inside its project and not replace ``example.py``."""
+    pure = PurePosixPath(path)
+    if (
+        not path
+        or pure.is_absolute()
+        or "\\" in path
+        or ".." in pure.parts
+        or str(pure) != path
+        or path == EXAMPLE_MAIN_FILE
+    ):
+        raise CatalogError(
+            f"{file}: {key}: {path!r} must be a relative POSIX path inside the example project "
+            f"(without '..') other than {EXAMPLE_MAIN_FILE}"
+        )
+    return path
+
+
+def _check_examples_against(file: Traversable, rule: Rule, known: set[str]) -> None:
+    """Examples may only expect rules that exist, and must show the rule firing and passing."""
+    for index, example in enumerate(rule.examples):
+        unknown = sorted(set(example.expect) - known)
+        if unknown:
+            raise CatalogError(
+                f"{file}: examples[{index}].expect: unknown rule id(s) {', '.join(unknown)}"
+            )
+    if not rule.failing_examples:
+        raise CatalogError(f"{file}: examples: no example expects {rule.id} (add a failing one)")
+    if not rule.passing_examples:
+        raise CatalogError(f"{file}: examples: every example expects {rule.id} (add a passing one)")
+
+
+def _check_keys(
+    file: Traversable,
+    prefix: str,
+    table: dict[str, Any],
+    allowed: frozenset[str],
+    required: tuple[str, ...],
+) -> None:
+    unknown = sorted(set(table) - allowed)
+    if unknown:
+        raise CatalogError(
+            f"{file}: {prefix}{unknown[0]}: unknown key (allowed: {', '.join(sorted(allowed))})"
+        )
+    for key in required:
+        if key not in table:
+            raise CatalogError(f"{file}: {prefix}{key}: missing required key")
+
+
+def _string(file: Traversable, key: str, value: Any) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise CatalogError(f"{file}: {key}: must be a non-empty string")
+    return value
+
+
+def _text(file: Traversable, key: str, value: Any) -> str:
+    """A file's content: any string, empty included."""
+    if not isinstance(value, str):
+        raise CatalogError(f"{file}: {key}: must be a string (a file's text)")
+    return value
+
+
+def _table(file: Traversable, key: str, value: Any) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise CatalogError(f"{file}: {key}: must be a table")
+    return value
+
+
+def _list(
+    file: Traversable, key: str, value: Any, parse: Callable[[Traversable, str, Any], T]
+) -> tuple[T, ...]:
+    if not isinstance(value, list):
+        raise CatalogError(f"{file}: {key}: must be a list")
+    return tuple(parse(file, f"{key}[{index}]", item) for index, item in enumerate(value))
