@@ -1,0 +1,60 @@
+"""Code frames: the reported source line with a caret under the 1-based column, plus context.
+
+Lines are split the way Python's tokenizer (and so libcst's positions) counts them, on ``\\r\\n``,
+``\\r`` and ``\\n`` only, so a form feed or other Unicode line separator inside a line does not
+shift the numbering the way ``str.splitlines`` would.
+"""
+
+from __future__ import annotations
+
+import re
+
+from dpcheck.model import Span
+
+_NEWLINE = re.compile(r"\r\n|\r|\n")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+CONTEXT_LINES = 1
+
+
+def source_lines(source: str) -> list[str]:
+    """The lines of ``source`` without their terminators; line ``n`` is at index ``n - 1``."""
+    return _NEWLINE.split(source)
+
+
+def printable(line: str) -> str:
+    """``line`` with control characters (NUL, ESC, form feed...) shown as U+FFFD, tabs kept.
+
+    One character for one, so columns still line up; and no escape sequence from a scanned
+    file reaches the terminal.
+    """
+    return _CONTROL.sub("\ufffd", line)
+
+
+def caret_line(line: str, column: int, width: int) -> str:
+    """Carets under ``line`` from 1-based ``column`` over ``width`` characters (at least one).
+
+    Tabs before the column are copied so the carets stay aligned however the terminal expands
+    them; any other character becomes a space.
+    """
+    prefix = "".join(ch if ch == "\t" else " " for ch in line[: max(column - 1, 0)])
+    return prefix + "^" * max(width, 1)
+
+
+def code_frame(source: str, span: Span) -> list[tuple[int | None, str]]:
+    """The frame for ``span`` as ``(line number or None, text)`` rows, caret row numberless.
+
+    Shows ``CONTEXT_LINES`` line(s) before the anchor line, the anchor line, and the caret row.
+    The carets cover the span's extent (end column exclusive) when it ends on the same line,
+    else one character.
+    Empty when the line is not in ``source`` (a stale or mismatched file).
+    """
+    lines = source_lines(source)
+    if not 1 <= span.line <= len(lines):
+        return []
+    anchor = lines[span.line - 1]
+    width = 1
+    if span.end_column is not None and span.end_line in (None, span.line):
+        width = min(span.end_column, len(anchor) + 1) - span.column
+    first = max(span.line - CONTEXT_LINES, 1)
+    rows = [(n, printable(lines[n - 1])) for n in range(first, span.line + 1)]
+    return [*rows, (None, caret_line(anchor, span.column, width))]

@@ -1,0 +1,50 @@
+"""The machine-readable report: exactly the model's JSON shape, indented, one trailing newline.
+
+Shape (``ScanResult.to_json``; keys in this order)::
+
+    {
+      "dpcheck": "<version>",
+      "pipelines": [{
+        "entry": str, "path": str, "line": int,
+        "mechanism": "SGM" | "ASGM" | "EASGM" | "FEASGM" | "fixed-mean" | "unknown",
+        "sampling": "poisson" | "shuffle" | "unknown",
+        "accountant": {"name": str, "assumes": str, "span": SPAN | null,
+                       "q": PARAM | null, "steps": PARAM | null, "sigma": PARAM | null},
+        "params": {"<name>": PARAM, ...},          # names sorted
+        "evidence": [EVIDENCE, ...],
+        "library": str | null
+      }],
+      "findings": [{
+        "rule": "DPxxx", "severity": "error" | "warning" | "info",
+        "path": str, "line": int, "column": int, "end_line": int | null, "end_column": int | null,
+        "message": str, "pipeline": str | null, "evidence": [EVIDENCE, ...],
+        "bound": object | null, "fingerprint": str
+      }],
+      "errors": [{"path": str, "message": str}],
+      "files_scanned": int,
+      "suppressed": int
+    }
+
+    SPAN     = {"path", "line", "column", "end_line", "end_column"}
+    EVIDENCE = {"role", "path", "line", "column", "end_line", "end_column", "note"}
+    PARAM    = {"value": number | null, "source": str, "span": SPAN | null,
+                "expression": str | null}
+
+Paths are POSIX and relative to the scan root; lines and columns are 1-based. ``fingerprint`` is
+stable across runs and line shifts. The output is strict JSON: a non-finite float in a bound is
+written as the string ``"Infinity"``, ``"-Infinity"`` or ``"NaN"``.
+"""
+
+from __future__ import annotations
+
+import json
+
+from dpcheck import __version__
+from dpcheck.model import ScanResult
+from dpcheck.report.jsonable import strict_json
+
+
+def render_json(result: ScanResult) -> str:
+    """The documented JSON document for ``result``."""
+    document = strict_json(result.to_json(__version__))
+    return json.dumps(document, indent=2, sort_keys=False, allow_nan=False) + "\n"

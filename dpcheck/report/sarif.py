@@ -1,0 +1,177 @@
+"""SARIF 2.1.0 for GitHub code scanning: one run, the rule catalog as ``tool.driver.rules``.
+
+Each finding becomes a result with ``ruleId``/``ruleIndex``, ``level`` (``note`` for info), its
+location relative to ``%SRCROOT%`` with a 1-based region (columns counted in Unicode code points,
+declared by ``columnKind``), the evidence as ``relatedLocations``, the model's fingerprint under
+``partialFingerprints["dpcheck/v1"]`` (stable across runs and line shifts, so code scanning
+tracks an alert through edits) and the pipeline and bound under ``properties``. Scan errors are
+``error`` notifications of the single invocation, which then reports ``executionSuccessful:
+false``; suppression issues (``--strict``) are ``warning`` notifications.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path, PurePosixPath
+from typing import Any
+from urllib.parse import quote
+
+from dpcheck import __version__
+from dpcheck.model import Evidence, Finding, ScanError, ScanResult, Severity, Span
+from dpcheck.report.jsonable import strict_json
+from dpcheck.report.meta import RuleMeta, SuppressionNotice
+
+SARIF_SCHEMA = (
+    "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+)
+SARIF_VERSION = "2.1.0"
+SRCROOT = "%SRCROOT%"
+INFORMATION_URI = "https://github.com/dpcheck/dpcheck"
+FINGERPRINT_KEY = "dpcheck/v1"
+RULE_TAGS: tuple[str, ...] = ("differential-privacy", "privacy")
+
+_LEVEL: dict[Severity, str] = {
+    Severity.ERROR: "error",
+    Severity.WARNING: "warning",
+    Severity.INFO: "note",
+}
+_PROBLEM_SEVERITY: dict[Severity, str] = {
+    Severity.ERROR: "error",
+    Severity.WARNING: "warning",
+    Severity.INFO: "recommendation",
+}
+
+
+def _text(text: str) -> dict[str, str]:
+    return {"text": text}
+
+
+def _artifact_location(path: str) -> dict[str, str]:
+    """A relative path becomes a percent-encoded URI reference under ``%SRCROOT%``."""
+    posix = PurePosixPath(path)
+    if posix.is_absolute():
+        return {"uri": Path(path).as_uri()}
+    return {"uri": quote(posix.as_posix()), "uriBaseId": SRCROOT}
+
+
+def _region(span: Span) -> dict[str, int]:
+    """The 1-based region; an end that lies before the start is left out, not emitted invalid."""
+    region = {"startLine": span.line, "startColumn": span.column}
+    end_line = span.line if span.end_line is None else span.end_line
+    if end_line < span.line:
+        return region
+    if span.end_line is not None:
+        region["endLine"] = end_line
+    if span.end_column is not None and (end_line > span.line or span.end_column >= span.column):
+        region["endColumn"] = span.end_column
+    return region
+
+
+def _physical_location(span: Span) -> dict[str, Any]:
+    return {"artifactLocation": _artifact_location(span.path), "region": _region(span)}
+
+
+def _rule_descriptor(rule: RuleMeta) -> dict[str, Any]:
+    """The rule's ``reportingDescriptor``; a catalog rule's optional ``tags`` join the defaults."""
+    severity = Severity(rule.severity)
+    descriptor: dict[str, Any] = {
+        "id": rule.id,
+        "name": rule.name,
+        "shortDescription": _text(rule.summary),
+        "fullDescription": _text(rule.summary),
+        "help": {"text": rule.help_text, "markdown": rule.help_text},
+        "defaultConfiguration": {"level": _LEVEL[severity]},
+        "properties": {
+            "tags": [*RULE_TAGS, *getattr(rule, "tags", ())],
+            "problem.severity": _PROBLEM_SEVERITY[severity],
+        },
+    }
+    if rule.help_uri:
+        descriptor["helpUri"] = rule.help_uri
+    return descriptor
+
+
+def _related_location(index: int, evidence: Evidence) -> dict[str, Any]:
+    return {
+        "id": index,
+        "physicalLocation": _physical_location(evidence.span),
+        "message": _text(f"{evidence.role}: {evidence.note}"),
+    }
+
+
+def _result(finding: Finding, rule_index: dict[str, int]) -> dict[str, Any]:
+    result: dict[str, Any] = {"ruleId": finding.rule}
+    if finding.rule in rule_index:
+        result["ruleIndex"] = rule_index[finding.rule]
+    result["level"] = _LEVEL[finding.severity]
+    result["message"] = _text(finding.message)
+    result["locations"] = [{"physicalLocation": _physical_location(finding.span)}]
+    if finding.evidence:
+        result["relatedLocations"] = [
+            _related_location(i, e) for i, e in enumerate(finding.evidence, start=1)
+        ]
+    result["partialFingerprints"] = {FINGERPRINT_KEY: finding.fingerprint}
+    properties = {"pipeline": finding.pipeline, "bound": finding.bound}
+    if present := {k: v for k, v in properties.items() if v is not None}:
+        result["properties"] = strict_json(present)
+    return result
+
+
+def _notification(error: ScanError) -> dict[str, Any]:
+    notification: dict[str, Any] = {"level": "error", "message": _text(error.message)}
+    if error.path:
+        notification["locations"] = [
+            {"physicalLocation": {"artifactLocation": _artifact_location(error.path)}}
+        ]
+    return notification
+
+
+def _suppression_notification(notice: SuppressionNotice) -> dict[str, Any]:
+    return {
+        "level": "warning",
+        "message": _text(notice.message),
+        "locations": [{"physicalLocation": _physical_location(notice.span)}],
+        "properties": {"kind": notice.kind},
+    }
+
+
+def _original_uri_base_ids(root: Path | None) -> dict[str, Any]:
+    """Where ``%SRCROOT%`` is; without a root, code scanning resolves it to the checkout."""
+    if root is None:
+        return {SRCROOT: {"description": _text("The root of the scanned project.")}}
+    return {SRCROOT: {"uri": root.absolute().as_uri().rstrip("/") + "/"}}
+
+
+def sarif_log(
+    result: ScanResult, *, rules: Sequence[RuleMeta], root: Path | None
+) -> dict[str, Any]:
+    """The SARIF log object (before serialisation)."""
+    rule_index = {rule.id: i for i, rule in enumerate(rules)}
+    invocation: dict[str, Any] = {"executionSuccessful": not result.errors}
+    notifications = [_notification(e) for e in result.errors]
+    notifications += [_suppression_notification(n) for n in result.suppression_issues]
+    if notifications:
+        invocation["toolExecutionNotifications"] = notifications
+    run = {
+        "tool": {
+            "driver": {
+                "name": "dpcheck",
+                "version": __version__,
+                "semanticVersion": __version__,
+                "informationUri": INFORMATION_URI,
+                "rules": [_rule_descriptor(rule) for rule in rules],
+            }
+        },
+        "invocations": [invocation],
+        "originalUriBaseIds": _original_uri_base_ids(root),
+        "columnKind": "unicodeCodePoints",
+        "results": [_result(f, rule_index) for f in result.findings],
+    }
+    return {"$schema": SARIF_SCHEMA, "version": SARIF_VERSION, "runs": [run]}
+
+
+def render_sarif(result: ScanResult, *, rules: Sequence[RuleMeta], root: Path | None) -> str:
+    """The SARIF document as indented JSON with a trailing newline."""
+    log = sarif_log(result, rules=rules, root=root)
+    return json.dumps(log, indent=2, allow_nan=False) + "\n"
