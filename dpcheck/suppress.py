@@ -75,10 +75,12 @@ def find_suppressions(text: str) -> tuple[Suppression, ...]:
     if "dpcheck" not in text:
         return ()
     found: list[Suppression] = []
+    tokens: list[tokenize.TokenInfo] = []
     try:
-        tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
-    except (tokenize.TokenError, SyntaxError, IndentationError):
-        return ()
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            tokens.append(token)
+    except (tokenize.TokenError, SyntaxError):
+        pass  # a broken file keeps the suppressions before the break (they may silence DP001)
     code_lines = {
         t.start[0]
         for t in tokens

@@ -66,10 +66,10 @@ def analyze_file(
     decoded = decode_source(data, max_bytes)
     if isinstance(decoded, SourceProblem):
         return FileAnalysis(path, decoded, False, (), None)
+    suppressions = find_suppressions(decoded)
     problem = check_syntax(decoded, path)
     if problem is not None:
-        return FileAnalysis(path, problem, False, (), None)
-    suppressions = find_suppressions(decoded)
+        return FileAnalysis(path, problem, False, suppressions, None)
     candidate = is_candidate(decoded, markers)
     if not (candidate or summarize):
         return FileAnalysis(path, None, False, suppressions, None)
