@@ -1,0 +1,154 @@
+"""Run the installed Opacus optimizer for real on the worst-case pair, one step per trial.
+
+The model is a bias-free ``Linear(n, 1)`` trained with the loss ``model(x)`` (mean- or
+sum-reduced as the mechanism needs), so the per-sample gradient of its weight is exactly the
+input row: the dataset rows *are* the per-sample gradients (math-spec §3.2, raw norm 2C so
+Opacus really clips them). ``make_private`` (Opacus 1.x) replaces the data loader by its
+Poisson ``DPDataLoader`` with q = 1/len(loader); every batch it draws is one trial, and the
+weight's ``.grad`` after ``optimizer.step()`` (clipped, noised and scaled by Opacus) is read
+back as the release. With ``loss_reduction="mean"`` Opacus 1.x divides by
+``int(len(dataset) * q)``: FEASGM; with ``"sum"`` it does not divide: SGM.
+
+Opacus 0.x (``PrivacyEngine.attach``) simulates empty Poisson batches with extra hidden steps
+inside ``optimizer.step()``, so one call is not one release; it is refused with a message.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+import warnings
+from types import ModuleType
+
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+from dpcheck.audit.mechanisms import CHUNK_ELEMENTS, worst_case_gradients
+from dpcheck.audit.releases import ReleaseStats, release_stats
+from dpcheck.audit.setting import AuditSetting
+from dpcheck.errors import DpcheckError, ParameterError
+
+LOSS_REDUCTION: dict[str, str] = {"FEASGM": "mean", "SGM": "sum"}
+RATE_TOLERANCE = 1e-12
+
+
+def installed_opacus() -> ModuleType:
+    """The importable ``opacus`` package, or a clear error saying how to get it."""
+    try:
+        return importlib.import_module("opacus")
+    except ImportError as exc:
+        raise DpcheckError(
+            "--implementation opacus needs Opacus, which is not installed: "
+            "pip install 'dpcheck[audit]'"
+        ) from exc
+
+
+def loader_batch_size(setting: AuditSetting) -> int:
+    """A DataLoader batch size b with ceil(N/b) = ceil((N+1)/b) = 1/q.
+
+    Opacus 1.x derives q = 1/len(loader) from the loader, so q is reachable only when 1/q is
+    an integer L, and the same code (same b) gives the same q on D and D′ only when both sizes
+    need L batches.
+    """
+    batches = round(1.0 / setting.q)
+    if abs(batches * setting.q - 1.0) > RATE_TOLERANCE:
+        raise ParameterError(
+            f"Opacus sets q = 1/len(data_loader); --q {setting.q} is not 1/L for an integer L"
+        )
+    for size in range(1, setting.N + 2):
+        if math.ceil(setting.N / size) == batches == math.ceil((setting.N + 1) / size):
+            return size
+    raise ParameterError(
+        f"no DataLoader batch size gives {batches} batches for both |D|={setting.N} and "
+        f"|D'|={setting.N + 1}; Opacus cannot run q={setting.q} on this pair"
+    )
+
+
+def run_opacus(
+    setting: AuditSetting, trials: int, seed: int, device: torch.device
+) -> tuple[ReleaseStats, ReleaseStats, str]:
+    """Releases of ``trials`` Opacus steps on D and on D′, and the Opacus version that ran."""
+    opacus = installed_opacus()
+    version = str(opacus.__version__)
+    if not version.startswith("1."):
+        raise DpcheckError(
+            f"Opacus {version} is installed; the adapter drives make_private (Opacus 1.x). "
+            "Opacus 0.x takes hidden extra steps for empty Poisson batches, so one step is not "
+            "one release; audit its mechanism with --implementation reference"
+        )
+    if setting.mechanism not in LOSS_REDUCTION:
+        raise ParameterError(
+            f"Opacus {version} implements FEASGM (loss_reduction='mean') and SGM "
+            f"(loss_reduction='sum'), not {setting.mechanism}; use --implementation reference"
+        )
+    batch_size = loader_batch_size(setting)
+    null = _run_world(opacus, setting, False, batch_size, trials, seed, device)
+    alt = _run_world(opacus, setting, True, batch_size, trials, seed + 1, device)
+    return null, alt, f"opacus {version}"
+
+
+def _run_world(
+    opacus: ModuleType,
+    setting: AuditSetting,
+    with_canary: bool,
+    batch_size: int,
+    trials: int,
+    seed: int,
+    device: torch.device,
+) -> ReleaseStats:
+    raw = worst_case_gradients(setting, device)
+    rows = raw[[0] * setting.N + [1] * int(with_canary)]
+    model = torch.nn.Linear(setting.dim, 1, bias=False, device=device)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.0)
+    loader = DataLoader(
+        TensorDataset(rows), batch_size=batch_size,
+        generator=torch.Generator().manual_seed(seed),
+    )
+    reduction = LOSS_REDUCTION[setting.mechanism]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        engine = opacus.PrivacyEngine()
+        private_model, private_optimizer, private_loader = engine.make_private(
+            module=model,
+            optimizer=optimizer,
+            data_loader=loader,
+            noise_multiplier=setting.sigma,
+            max_grad_norm=setting.clip,
+            loss_reduction=reduction,
+            poisson_sampling=True,
+            noise_generator=torch.Generator(device=device).manual_seed(seed),
+        )
+        return _collect(private_model, private_optimizer, private_loader, model.weight,
+                        reduction, trials, setting.dim)
+
+
+def _collect(
+    private_model: torch.nn.Module,
+    private_optimizer: torch.optim.Optimizer,
+    private_loader: DataLoader,
+    weight: torch.nn.Parameter,
+    reduction: str,
+    trials: int,
+    dim: int,
+) -> ReleaseStats:
+    buffer_rows = max(1, min(trials, CHUNK_ELEMENTS[weight.device.type] // dim))
+    buffer = torch.empty(buffer_rows, dim, device=weight.device)
+    parts: list[ReleaseStats] = []
+    filled = done = 0
+    while done < trials:
+        for (batch,) in private_loader:
+            private_optimizer.zero_grad()
+            output = private_model(batch)
+            (output.mean() if reduction == "mean" else output.sum()).backward()
+            private_optimizer.step()
+            if weight.grad is None:
+                raise DpcheckError("the Opacus optimizer step released no gradient")
+            buffer[filled] = weight.grad.detach().reshape(-1)
+            filled += 1
+            done += 1
+            if filled == buffer_rows or done == trials:
+                parts.append(release_stats(buffer[:filled]))
+                filled = 0
+            if done == trials:
+                break
+    return ReleaseStats.concat(parts)
