@@ -30,3 +30,8 @@ class LossPair(Protocol):
     def reversed(self) -> LossPair:
         """The pair (Q, P), whose loss is -l (the other neighbouring direction)."""
         ...
+
+
+# A pair may also offer ``hockey_stick(eps) -> delta`` (delta_{Q||P}(eps) in closed form);
+# ``dpcheck.privacy.tradeoff.hockey_stick`` and the PLD builder use it when present because it
+# stays accurate in the far tails where 1 - beta - e^eps * alpha cancels.

@@ -1,0 +1,72 @@
+"""The central-limit μ of T rounds of subsampled Gaussian (Bu, Dong, Long, Su 2020;
+math-spec §2.6): an asymptotic approximation for display, never a bound.
+
+The CLT limit holds as T -> infinity with q sqrt(T) fixed; at finite T it can be optimistic
+(q = 0.01, sigma = 1, T = 1000 gives eps = 1.618 at delta = 1e-5 while the exact PLD value is
+1.828), so ``clt_indicator`` marks its curve ``valid=False`` with that reason."""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike
+from scipy.special import ndtr
+
+from dpcheck.privacy._numerics import (
+    as_array,
+    require_alpha,
+    require_delta,
+    require_positive,
+    require_probability,
+)
+from dpcheck.privacy.gdp import gaussian_tradeoff, gdp_delta, gdp_epsilon
+from dpcheck.privacy.labels import BoundCurve, Kind, Label
+
+CLT_NOTE = (
+    "central-limit approximation (Bu et al. 2020), asymptotic in T: not a bound; "
+    "it can understate the true epsilon at finite T"
+)
+
+
+def _require_rounds(steps: float) -> float:
+    """T = epochs * N / b need not be an integer here (math-spec §2.6)."""
+    return require_positive("steps", steps)
+
+
+def clt_mu_poisson(q: float, sigma: float, steps: float) -> float:
+    """mu_CLT = q sqrt(T (e^{1/sigma^2} - 1)) for Poisson subsampling."""
+    q = require_probability("q", q)
+    s = require_positive("sigma", sigma)
+    return float(q * np.sqrt(_require_rounds(steps) * np.expm1(s**-2)))
+
+
+def clt_mu_uniform(q: float, sigma: float, steps: float) -> float:
+    """mu = sqrt(2) q sqrt(T) sqrt(e^{1/sigma^2} Phi(1.5/sigma) + 3 Phi(-0.5/sigma) - 2) for
+    uniform subsampling without replacement."""
+    q = require_probability("q", q)
+    s = require_positive("sigma", sigma)
+    inner = np.exp(s**-2) * ndtr(1.5 / s) + 3.0 * ndtr(-0.5 / s) - 2.0
+    return float(np.sqrt(2.0) * q * np.sqrt(_require_rounds(steps)) * np.sqrt(inner))
+
+
+def clt_indicator(
+    mu: float,
+    alphas: ArrayLike,
+    *,
+    delta: float | None = None,
+    epsilon: float | None = None,
+    name: str = "CLT mu-GDP (display only)",
+) -> BoundCurve:
+    """G_mu at ``alphas`` with its eps(delta) / delta(eps), labelled standard and claimed but
+    ``valid=False``: it is shown for orientation, never attached as a guarantee."""
+    a = require_alpha(alphas).ravel()
+    return BoundCurve(
+        label=Label.STANDARD,
+        kind=Kind.CLAIMED,
+        name=name,
+        curve_alpha=a,
+        curve_beta=as_array(gaussian_tradeoff(a, mu)),
+        epsilon_at_delta=None if delta is None else float(gdp_epsilon(require_delta("delta", delta), mu)),
+        delta_at_epsilon=None if epsilon is None else float(gdp_delta(float(epsilon), mu)),
+        valid=False,
+        notes=(CLT_NOTE,),
+    )

@@ -1,0 +1,144 @@
+"""Gaussian differential privacy (math-spec §2.1, §2.3; DRS 2022) and the two elementary
+neighbouring pairs: the Gaussian shift N(0,1) vs N(mu,1) and the trivial pair P = Q.
+
+All functions are vectorised over alpha / eps and stay finite at the extremes (alpha = 0, 1 or
+1e-300, eps up to 50, mu up to 1e3): quantiles use ``norm.isf``, never ``ppf(1 - alpha)``, and
+delta(eps) is formed in log space."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike
+from scipy.optimize import brentq
+from scipy.special import log_ndtr, ndtr
+from scipy.stats import norm
+
+from dpcheck.errors import ParameterError
+from dpcheck.privacy._numerics import (
+    FloatArray,
+    as_array,
+    require_alpha,
+    require_delta,
+    scalar_or_array,
+)
+
+
+def _require_mu(mu: float) -> float:
+    m = float(mu)
+    if not np.isfinite(m) or m < 0.0:
+        raise ParameterError(f"mu must be a finite number >= 0, got {mu!r}")
+    return m
+
+
+def gaussian_tradeoff(alpha: ArrayLike, mu: float) -> FloatArray | float:
+    """G_mu(alpha) = Phi(Phi^-1(1 - alpha) - mu): the trade-off of N(0,1) vs N(mu,1)."""
+    a = require_alpha(alpha)
+    return scalar_or_array(ndtr(norm.isf(a) - _require_mu(mu)), alpha)
+
+
+def gdp_log_delta(eps: ArrayLike, mu: float) -> FloatArray | float:
+    """log delta_mu(eps), with delta_mu(eps) = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2).
+
+    Valid for every real eps. Written as log Phi(a) + log(1 - e^(eps + log Phi(b) - log Phi(a)))
+    because the direct difference cancels catastrophically for eps >~ 8."""
+    e = as_array(eps)
+    m = _require_mu(mu)
+    if m == 0.0:
+        with np.errstate(divide="ignore"):
+            return scalar_or_array(np.log(np.maximum(-np.expm1(e), 0.0)), eps)
+    log_a = log_ndtr(-e / m + m / 2.0)
+    log_b = log_ndtr(-e / m - m / 2.0)
+    gap = np.minimum(e + log_b - log_a, 0.0)
+    with np.errstate(divide="ignore"):
+        return scalar_or_array(log_a + np.log(-np.expm1(gap)), eps)
+
+
+def gdp_delta(eps: ArrayLike, mu: float) -> FloatArray | float:
+    """delta(eps) of mu-GDP (DRS Cor. 2.13), stable in log space (math-spec §2.3)."""
+    return scalar_or_array(np.exp(as_array(gdp_log_delta(eps, mu))), eps)
+
+
+def gdp_epsilon(delta: ArrayLike, mu: float) -> FloatArray | float:
+    """The smallest eps >= 0 with delta_mu(eps) <= delta (brentq on log delta)."""
+    m = _require_mu(mu)
+    targets = as_array(delta).reshape(-1)
+    out = np.array([_gdp_epsilon_one(require_delta("delta", d), m) for d in targets])
+    return scalar_or_array(out.reshape(np.shape(delta)), delta)
+
+
+def _gdp_epsilon_one(delta: float, mu: float) -> float:
+    log_target = np.log(delta)
+
+    def excess(e: float) -> float:
+        return float(gdp_log_delta(e, mu)) - log_target
+
+    if excess(0.0) <= 0.0:
+        return 0.0
+    hi = 1.0
+    while excess(hi) > 0.0:
+        hi *= 2.0
+    return float(brentq(excess, 0.0, hi, xtol=1e-13, rtol=1e-13))
+
+
+@dataclass(frozen=True)
+class GaussianShiftPair:
+    """P = N(0,1), Q = N(mu,1): the loss is l(x) = mu x - mu^2/2, so l >= tau iff
+    x >= tau/mu + mu/2. Symmetric: the reversed pair has the same law of loss."""
+
+    mu: float
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "mu", _require_mu(self.mu))
+
+    def alpha(self, tau: FloatArray) -> FloatArray:
+        """P(l >= tau)."""
+        t = as_array(tau)
+        if self.mu == 0.0:
+            return TrivialPair().alpha(t)
+        return ndtr(-(t / self.mu + self.mu / 2.0))
+
+    def beta(self, tau: FloatArray) -> FloatArray:
+        """Q(l < tau)."""
+        t = as_array(tau)
+        if self.mu == 0.0:
+            return TrivialPair().beta(t)
+        return ndtr(t / self.mu - self.mu / 2.0)
+
+    def reversed(self) -> GaussianShiftPair:
+        """(Q, P) is N(mu,1) vs N(0,1), the same pair up to a reflection."""
+        return self
+
+    def hockey_stick(self, eps: FloatArray) -> FloatArray:
+        """delta_{Q||P}(eps) in closed form."""
+        return as_array(gdp_delta(as_array(eps), self.mu))
+
+    def tradeoff(self, alpha: ArrayLike) -> FloatArray | float:
+        """T(P, Q) = G_mu."""
+        return gaussian_tradeoff(alpha, self.mu)
+
+
+@dataclass(frozen=True)
+class TrivialPair:
+    """P = Q: the loss is 0 almost surely, so the trade-off is 1 - alpha."""
+
+    def alpha(self, tau: FloatArray) -> FloatArray:
+        """P(0 >= tau)."""
+        return np.where(as_array(tau) <= 0.0, 1.0, 0.0)
+
+    def beta(self, tau: FloatArray) -> FloatArray:
+        """Q(0 < tau)."""
+        return np.where(as_array(tau) > 0.0, 1.0, 0.0)
+
+    def reversed(self) -> TrivialPair:
+        """P = Q is its own reverse."""
+        return self
+
+    def hockey_stick(self, eps: FloatArray) -> FloatArray:
+        """delta(eps) = max(0, 1 - e^eps)."""
+        return np.maximum(-np.expm1(as_array(eps)), 0.0)
+
+    def tradeoff(self, alpha: ArrayLike) -> FloatArray | float:
+        """1 - alpha."""
+        return scalar_or_array(1.0 - require_alpha(alpha), alpha)

@@ -1,0 +1,154 @@
+"""Renyi DP of the Poisson-subsampled Gaussian, computed the way Opacus and TF-Privacy compute
+it, so that an epsilon a user printed can be reproduced (math-spec §2.7 cross-check).
+
+The per-step RDP at order a is log(A_a)/(a - 1) with A_a = E_{x~P}[(Q/P)(x)^a] for the remove
+pair (Mironov, Talwar, Zhang 2019): a finite binomial sum for integer a, and for fractional a
+the two-sided series in erfc that the libraries use, summed until its terms drop below e^-30.
+The (eps, delta) conversion exists in two published forms, selected by name:
+
+* ``"classic"``: eps = min_a rdp_a - log(delta)/(a - 1) (Mironov 2017, Prop. 3; TF-Privacy's
+  original ``compute_dp_sgd_privacy`` and Opacus < 1.0);
+* ``"improved"``: eps = min_a rdp_a - (log(delta) + log(a))/(a - 1) + log((a - 1)/a)
+  (Balle et al. 2020; Opacus >= 1.0, TF-Privacy / dp_accounting since 2020)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Literal
+
+import numpy as np
+from scipy.special import gammaln, log_ndtr, logsumexp
+
+from dpcheck.errors import ParameterError
+from dpcheck.privacy._numerics import (
+    FloatArray,
+    require_delta,
+    require_positive,
+    require_probability,
+    require_steps,
+)
+
+Conversion = Literal["classic", "improved"]
+
+OPACUS_ORDERS: tuple[float, ...] = tuple([1 + x / 10.0 for x in range(1, 100)] + list(range(12, 64)))
+"""Opacus ``RDPAccountant.DEFAULT_ALPHAS``."""
+
+TF_PRIVACY_ORDERS: tuple[float, ...] = tuple(
+    [1.25, 1.5, 1.75, 2.0, 2.25, 2.5, 3.0, 3.5, 4.0, 4.5] + list(range(5, 64)) + [128, 256, 512]
+)
+"""The orders of TF-Privacy's ``compute_dp_sgd_privacy``."""
+
+NAMED_ORDERS: dict[str, tuple[float, ...]] = {"opacus": OPACUS_ORDERS, "tf_privacy": TF_PRIVACY_ORDERS}
+
+# The fractional-order series stops once both of its terms are below e^-30, as in the libraries.
+_SERIES_CUTOFF = -30.0
+# A series still above the cutoff after this many terms is not summed: its order gets an
+# infinite RDP and so never attains the minimum (dp_accounting excludes such orders too).
+_MAX_TERMS = 10_000
+
+
+def _log_a_integer(q: float, sigma: float, order: int) -> float:
+    """log A_a for integer a: log sum_i C(a,i) q^i (1-q)^(a-i) exp((i^2 - i)/(2 sigma^2))."""
+    i = np.arange(order + 1, dtype=np.float64)
+    log_binom = gammaln(order + 1) - gammaln(i + 1) - gammaln(order - i + 1)
+    log_rest = (order - i) * math.log1p(-q) if q < 1.0 else np.where(i == order, 0.0, -np.inf)
+    terms = log_binom + i * math.log(q) + log_rest + (i * i - i) / (2.0 * sigma**2)
+    return float(logsumexp(terms))
+
+
+def _log_a_fractional(q: float, sigma: float, order: float) -> float:
+    """log A_a for fractional a (+inf when the series does not converge): the series
+    sum_i C(a,i) [q^i (1-q)^(a-i) e^{(i^2-i)/2s^2} Phi((z0 - i)/s)
+                  + q^(a-i) (1-q)^i e^{(j^2-j)/2s^2} Phi((j - z0)/s)], j = a - i,
+    split at z0 = s^2 log(1/q - 1) + 1/2, summed term by term up to the first index where both
+    terms are below e^-30. The coefficients C(a, i) change sign past i = a, so positive and
+    negative terms are accumulated apart in log space (evaluated in vectorised chunks)."""
+    z0 = sigma**2 * math.log(1.0 / q - 1.0) + 0.5
+    i = np.arange(_MAX_TERMS, dtype=np.float64)
+    j = order - i
+    log_coef = gammaln(order + 1) - gammaln(i + 1) - gammaln(j + 1)
+    log_s0 = (
+        log_coef + i * math.log(q) + j * math.log1p(-q) + (i * i - i) / (2 * sigma**2)
+        + log_ndtr((z0 - i) / sigma)
+    )
+    log_s1 = (
+        log_coef + j * math.log(q) + i * math.log1p(-q) + (j * j - j) / (2 * sigma**2)
+        + log_ndtr((j - z0) / sigma)
+    )
+    below = np.flatnonzero(np.maximum(log_s0, log_s1) < _SERIES_CUTOFF)
+    if below.size == 0:
+        return math.inf
+    n = int(below[0]) + 1
+    # C(a, i) has one negative factor (a - k) for every k < i with k > a.
+    negative = (np.maximum(i[:n] - math.floor(order) - 1, 0) % 2) == 1
+    terms = np.concatenate([log_s0[:n], log_s1[:n]])
+    signs = np.concatenate([negative, negative])
+    total_pos = float(logsumexp(terms[~signs]))
+    if not np.any(signs):
+        return total_pos
+    total_neg = float(logsumexp(terms[signs]))
+    return total_pos + math.log(-math.expm1(total_neg - total_pos))
+
+
+def per_step_rdp(q: float, sigma: float, order: float) -> float:
+    """RDP of one step of SGM (remove pair) at ``order`` > 1."""
+    if order <= 1:
+        raise ParameterError(f"RDP order must be > 1, got {order!r}")
+    if q == 1.0:
+        return order / (2.0 * sigma**2)
+    if float(order).is_integer():
+        return _log_a_integer(q, sigma, int(order)) / (order - 1)
+    return _log_a_fractional(q, sigma, order) / (order - 1)
+
+
+def compute_rdp(
+    q: float, sigma: float, steps: int, orders: Sequence[float] | str = "opacus"
+) -> tuple[FloatArray, FloatArray]:
+    """(orders, RDP of ``steps`` steps at each order) for SGM with Poisson rate q and noise
+    multiplier sigma; ``orders`` is a sequence or a name in NAMED_ORDERS."""
+    q = require_probability("q", q)
+    sigma = require_positive("sigma", sigma)
+    steps = require_steps("steps", steps)
+    order_arr = np.asarray(_resolve_orders(orders), dtype=np.float64)
+    rdp = np.array([per_step_rdp(q, sigma, a) for a in order_arr]) * steps
+    return order_arr, rdp
+
+
+def rdp_to_epsilon(
+    orders: FloatArray, rdp: FloatArray, delta: float, conversion: Conversion = "improved"
+) -> tuple[float, float]:
+    """(eps, optimal order) from RDP values by the named conversion (module docstring)."""
+    delta = require_delta("delta", delta)
+    a = np.asarray(orders, dtype=np.float64)
+    r = np.asarray(rdp, dtype=np.float64)
+    if conversion == "classic":
+        eps = r - math.log(delta) / (a - 1)
+    elif conversion == "improved":
+        eps = r - (math.log(delta) + np.log(a)) / (a - 1) + np.log((a - 1) / a)
+    else:
+        raise ParameterError(f"unknown RDP conversion {conversion!r}; use 'classic' or 'improved'")
+    best = int(np.nanargmin(eps))
+    return float(eps[best]), float(a[best])
+
+
+def poisson_sgm_rdp_epsilon(
+    q: float,
+    sigma: float,
+    steps: int,
+    delta: float,
+    orders: Sequence[float] | str = "opacus",
+    conversion: Conversion = "improved",
+) -> float:
+    """eps(delta) of T steps of SGM as an RDP accountant reports it (an upper bound, looser than
+    the PLD value)."""
+    order_arr, rdp = compute_rdp(q, sigma, steps, orders)
+    return rdp_to_epsilon(order_arr, rdp, delta, conversion)[0]
+
+
+def _resolve_orders(orders: Sequence[float] | str) -> Sequence[float]:
+    if isinstance(orders, str):
+        if orders not in NAMED_ORDERS:
+            raise ParameterError(f"unknown RDP order set {orders!r}; use one of {sorted(NAMED_ORDERS)}")
+        return NAMED_ORDERS[orders]
+    return orders

@@ -1,0 +1,185 @@
+"""The claimed guarantee: the Poisson-subsampled Gaussian mechanism (SGM), which is what
+Opacus, TF-Privacy and dp_accounting account for (math-spec §2.5, §2.7).
+
+One round: the exact symmetric curve C_q(G_{1/sigma}) and the remove/add dominating pairs
+(Zhu-Dong-Wang 2022) with analytic loss laws; T rounds: the PLD composition of both directions,
+reported as the pessimistic (upper) value or as the [optimistic, pessimistic] bracket."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+from numpy.typing import ArrayLike
+from scipy.special import ndtr
+
+from dpcheck.privacy._numerics import (
+    FloatArray,
+    as_array,
+    log_sub_exp,
+    require_alpha,
+    require_delta,
+    require_positive,
+    require_probability,
+    require_steps,
+    scalar_or_array,
+)
+from dpcheck.privacy.gdp import gaussian_tradeoff, gdp_delta
+from dpcheck.privacy.pld import TwoSidedPLD, compose_both_directions, default_interval
+from dpcheck.privacy.tradeoff import inverse
+
+Direction = Literal["remove", "add"]
+
+
+def _subsampled_curve(alpha: FloatArray, q: float, mu: float) -> FloatArray:
+    """f_q(alpha) = q G_mu(alpha) + (1 - q)(1 - alpha): one direction, exact."""
+    return q * as_array(gaussian_tradeoff(alpha, mu)) + (1.0 - q) * (1.0 - alpha)
+
+
+def poisson_sgm_tradeoff(alpha: ArrayLike, q: float, sigma: float) -> FloatArray | float:
+    """C_q(G_{1/sigma})(alpha): the exact symmetric one-round trade-off of SGM with Poisson
+    rate q (DRS Thm 4.2). Piecewise: f_q on [0, x*], the line x* + f_q(x*) - alpha on
+    [x*, f_q(x*)], f_q^-1 beyond, with x* = Phi(-mu/2)."""
+    a = require_alpha(alpha)
+    q = require_probability("q", q)
+    mu = 1.0 / require_positive("sigma", sigma)
+    x_star = float(ndtr(-mu / 2.0))
+    f_star = float(_subsampled_curve(np.array(x_star), q, mu))
+    flat = a.ravel()
+    beta = np.where(
+        flat <= x_star,
+        _subsampled_curve(flat, q, mu),
+        np.maximum(x_star + f_star - flat, 0.0),
+    )
+    tail = flat > f_star
+    if np.any(tail):
+        beta[tail] = inverse(lambda x: _subsampled_curve(x, q, mu), flat[tail])
+    return scalar_or_array(beta.reshape(a.shape), alpha)
+
+
+@dataclass(frozen=True)
+class PoissonSubsampledGaussianPair:
+    """One round of SGM as a dominating pair, mu = 1/sigma.
+
+    remove: P = N(0,1), Q = (1-q) N(0,1) + q N(mu,1), loss l(x) = log(1 - q + q e^{mu x - mu^2/2});
+    add: the reverse (P and Q swapped, loss -l). l is increasing in x, with l > log(1 - q)."""
+
+    q: float
+    sigma: float
+    direction: Direction = "remove"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "q", require_probability("q", self.q))
+        object.__setattr__(self, "sigma", require_positive("sigma", self.sigma))
+
+    @property
+    def mu(self) -> float:
+        return 1.0 / self.sigma
+
+    def _x_of(self, ell: FloatArray) -> FloatArray:
+        """The x at which the remove loss equals ell (-inf where ell <= log(1 - q))."""
+        log_rest = np.log1p(-self.q) if self.q < 1.0 else -np.inf
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = log_sub_exp(ell, np.full_like(ell, log_rest)) - np.log(self.q)
+        x = (ratio + self.mu**2 / 2.0) / self.mu
+        return np.where(ell > log_rest, x, -np.inf)
+
+    def _mixture_cdf(self, x: FloatArray) -> FloatArray:
+        return (1.0 - self.q) * ndtr(x) + self.q * ndtr(x - self.mu)
+
+    def alpha(self, tau: FloatArray) -> FloatArray:
+        """P(l >= tau)."""
+        t = as_array(tau)
+        if self.direction == "remove":
+            return ndtr(-self._x_of(t))
+        return self._mixture_cdf(self._x_of(-t))
+
+    def beta(self, tau: FloatArray) -> FloatArray:
+        """Q(l < tau)."""
+        t = as_array(tau)
+        if self.direction == "remove":
+            return self._mixture_cdf(self._x_of(t))
+        return ndtr(-self._x_of(-t))
+
+    def reversed(self) -> PoissonSubsampledGaussianPair:
+        """The other neighbouring direction."""
+        other: Direction = "add" if self.direction == "remove" else "remove"
+        return PoissonSubsampledGaussianPair(self.q, self.sigma, other)
+
+    def hockey_stick(self, eps: FloatArray) -> FloatArray:
+        """delta_{Q||P}(eps) in closed form through the Gaussian delta:
+        remove: q delta_mu(log((e^eps - 1 + q)/q)), or 1 - e^eps where e^eps <= 1 - q;
+        add: c delta_mu(eps + log q - log c) with c = 1 - e^eps (1 - q), 0 where c <= 0."""
+        e = as_array(eps)
+        q, mu = self.q, self.mu
+        log_rest = np.log1p(-q) if q < 1.0 else -np.inf
+        with np.errstate(divide="ignore", invalid="ignore"):
+            if self.direction == "remove":
+                shifted = log_sub_exp(e, np.full_like(e, log_rest)) - np.log(q)
+                inner = q * as_array(gdp_delta(np.where(e > log_rest, shifted, 0.0), mu))
+                return np.where(e > log_rest, inner, -np.expm1(e))
+            log_c = log_sub_exp(np.zeros_like(e), e + log_rest)
+            shifted = e + np.log(q) - log_c
+            inner = np.exp(log_c) * as_array(gdp_delta(np.where(e < -log_rest, shifted, 0.0), mu))
+            return np.where(e < -log_rest, inner, 0.0)
+
+
+def sgm_pld(
+    q: float, sigma: float, steps: int, interval: float | None = None, *, optimistic: bool = False
+) -> tuple[TwoSidedPLD | None, TwoSidedPLD]:
+    """The T-round PLDs of SGM in both directions as (optimistic or None, pessimistic); the
+    grid step defaults to ``default_interval(steps)``."""
+    pair = PoissonSubsampledGaussianPair(q, sigma)
+    steps = require_steps("steps", steps)
+    h = default_interval(steps) if interval is None else require_positive("interval", interval)
+    return compose_both_directions(pair, steps, h, optimistic=optimistic)
+
+
+def poisson_sgm_pld_bracket(
+    q: float,
+    sigma: float,
+    steps: int,
+    *,
+    delta: float | None = None,
+    epsilon: float | None = None,
+    interval: float | None = None,
+) -> tuple[float, float]:
+    """(low, high) bracket of eps(delta) (given ``delta``) or of delta(eps) (given ``epsilon``)
+    for T rounds of SGM, both directions: low from the optimistic PLD, high from the
+    pessimistic one; the truth lies between."""
+    if (delta is None) == (epsilon is None):
+        raise ValueError("give exactly one of delta= or epsilon=")
+    lower, upper = sgm_pld(q, sigma, steps, interval, optimistic=True)
+    assert lower is not None
+    if delta is not None:
+        d = require_delta("delta", delta)
+        return lower.epsilon(d), upper.epsilon(d)
+    e = float(epsilon)  # type: ignore[arg-type]
+    return float(lower.delta(e)), float(upper.delta(e))
+
+
+def poisson_sgm_epsilon(
+    q: float, sigma: float, steps: int, delta: float, interval: float | None = None
+) -> float:
+    """eps(delta) of T rounds of SGM with Poisson rate q: the pessimistic PLD value (an upper
+    bound), max over the add and remove directions."""
+    _, upper = sgm_pld(q, sigma, steps, interval)
+    return upper.epsilon(require_delta("delta", delta))
+
+
+def poisson_sgm_delta(
+    q: float, sigma: float, steps: int, epsilon: float, interval: float | None = None
+) -> float:
+    """delta(eps) of T rounds of SGM: the pessimistic PLD value, max over both directions."""
+    _, upper = sgm_pld(q, sigma, steps, interval)
+    return float(upper.delta(float(epsilon)))
+
+
+def poisson_sgm_curve(
+    alpha: ArrayLike, q: float, sigma: float, steps: int, interval: float | None = None
+) -> FloatArray | float:
+    """The T-round symmetric trade-off curve of SGM from the pessimistic PLDs: the lower convex
+    envelope of min(remove curve, add curve), evaluated at ``alpha``."""
+    _, upper = sgm_pld(q, sigma, steps, interval)
+    return upper.tradeoff(alpha)
