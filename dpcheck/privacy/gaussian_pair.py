@@ -1,0 +1,338 @@
+"""The exact pair T(N(0, I_n), N(mu e1, s^2 I_n)) (math-spec §4, own result) as a LossPair.
+
+Every component of the normalized-mechanism analyses (§3.2) is such a pair: a mean shift along one
+coordinate plus a variance ratio s on all n coordinates. Its privacy loss is a monotone function of
+a noncentral chi-square variable, so alpha/beta have closed forms through scipy's ``ncx2``. In the
+realistic regime (1 - s = 1/(N+1) with N ~ 1e5, n up to 1e7) ``ncx2`` returns NaN or loses
+accuracy, so the *split evaluator* of §4.4 takes over: the loss separates into a 1-D part in x_1
+(an interval event, closed form) plus an affine function of a central chi-square in the other n-1
+coordinates, integrated over that chi-square's quantiles. 1 - s is always carried exactly.
+
+Direction conventions follow ``protocols.LossPair``: the loss is l = log dQ/dP with
+P = N(0, I_n) and Q = N(mu e1, s^2 I_n); alpha(tau) = P(l >= tau), beta(tau) = Q(l < tau).
+A pair with s > 1 is the reversal of a pair with s < 1 (affine change of variables), and s = 1 is a
+pure Gaussian shift (or the trivial pair when mu = 0).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+import numpy as np
+from numpy.typing import ArrayLike
+from scipy.special import log_ndtr, ndtr
+from scipy.stats import chi2, ncx2
+
+from dpcheck.errors import ParameterError
+from dpcheck.privacy._numerics import FloatArray, bisect_decreasing
+from dpcheck.privacy.gdp import GaussianShiftPair
+from dpcheck.privacy.protocols import LossPair
+
+SPLIT_BELOW: float = 1e-6
+"""Below this 1 - s the ``ncx2`` route is not trusted (§4.4) and the split evaluator is used."""
+
+NCX2_MAX_NONCENTRALITY: float = 1e9
+"""Above this noncentrality ``ncx2`` returns NaN or inaccurate values; use the split evaluator."""
+
+_QUADRATURE_Z: FloatArray = np.linspace(-10.0, 10.0, 40001)
+
+
+def _quadrature_weights() -> FloatArray:
+    """Trapezoid weights of the standard normal density on ``_QUADRATURE_Z``, normalised to 1."""
+    w = np.exp(-0.5 * _QUADRATURE_Z**2)
+    w[0] *= 0.5
+    w[-1] *= 0.5
+    return w / w.sum()
+
+
+_QUADRATURE_W: FloatArray = _quadrature_weights()
+
+
+CHI2_SADDLEPOINT_DOF: float = 1e7
+"""From this many degrees of freedom on, the lower tail of chi2 (z < -4) comes from the
+Lugannani-Rice saddlepoint formula: scipy's ``chi2.cdf`` jumps there (at z = -4.5 for dof >= 1e8
+it drops by a factor ~6), while the saddlepoint's relative error is O(1/dof)."""
+
+
+def chi2_logcdf(x: ArrayLike, dof: float) -> FloatArray:
+    """log P(chi2(dof) <= x), stable and continuous for dof up to 1e12 (see CHI2_SADDLEPOINT_DOF).
+
+    Lugannani-Rice for Gamma(k, 1), k = dof/2, y = x/2: w = -sqrt(2k(r - 1 - log r)) with
+    r = y/k, u = (y - k)/sqrt(k), and F = Phi(w) + phi(w)(1/w - 1/u) in the lower tail.
+    """
+    xs = np.asarray(x, dtype=float)
+    with np.errstate(divide="ignore"):
+        out = np.asarray(chi2.logcdf(xs, dof), dtype=float)
+    if dof < CHI2_SADDLEPOINT_DOF:
+        return out
+    k = 0.5 * dof
+    z = (xs - dof) / math.sqrt(2.0 * dof)
+    tail = (z < -4.0) & (xs > 0.0)
+    if np.any(tail):
+        d = 0.5 * xs[tail] / k - 1.0
+        w = -np.sqrt(2.0 * k * (d - np.log1p(d)))
+        u = d * math.sqrt(k)
+        log_phi_w = -0.5 * w * w - 0.5 * math.log(2.0 * math.pi)
+        log_cdf_w = log_ndtr(w)
+        out[tail] = log_cdf_w + np.log1p(np.exp(log_phi_w - log_cdf_w) * (1.0 / w - 1.0 / u))
+    return out
+
+
+def _interval_prob(lo: FloatArray, hi: FloatArray) -> FloatArray:
+    """P(lo <= Z <= hi) for standard normal Z, without cancellation in either tail."""
+    upper = ndtr(-lo) - ndtr(-hi)
+    lower = ndtr(hi) - ndtr(lo)
+    return np.where(lo > 0.0, upper, lower)
+
+
+def solve_monotone(
+    fn: Callable[[FloatArray], FloatArray],
+    target: FloatArray,
+    lo: float,
+    hi: float,
+    increasing: bool,
+) -> FloatArray:
+    """Thresholds tau with fn(tau) = target for a monotone vectorised fn, by bracketed bisection.
+
+    The starting bracket [lo, hi] is widened by doubling until it contains every target; used
+    wherever a trade-off is traced through the loss threshold and no closed-form inverse exists.
+    """
+    sign = -1.0 if increasing else 1.0
+    goal = sign * np.asarray(target, dtype=float)
+
+    def decreasing(tau: FloatArray) -> FloatArray:
+        return sign * fn(tau)
+
+    width = max(hi - lo, 1.0)
+    while decreasing(np.array([lo]))[0] < goal.max():
+        lo, width = lo - width, 2.0 * width
+    width = max(hi - lo, 1.0)
+    while decreasing(np.array([hi]))[0] > goal.min():
+        hi, width = hi + width, 2.0 * width
+    low, high = bisect_decreasing(
+        decreasing, goal, np.full_like(goal, lo), np.full_like(goal, hi), xtol=1e-13
+    )
+    return 0.5 * (low + high)
+
+
+def chunked(tau: FloatArray, width: int, fn: Callable[[FloatArray], FloatArray]) -> FloatArray:
+    """fn applied to tau in chunks, bounding a (thresholds x ``width``) work matrix to ~2^20."""
+    size = max(1, (1 << 20) // max(width, 1))
+    return np.concatenate([fn(tau[i : i + size]) for i in range(0, tau.size, size)] or [tau])
+
+
+def first_coordinate_probs(
+    u: FloatArray, mu: ArrayLike, e: float
+) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
+    """P(l1 >= u), P(l1 < u), Q(l1 >= u), Q(l1 < u) for the 1-D pair P = N(0,1), Q = N(mu, s^2)
+    with s = 1 - e in [0, 1).
+
+    l1(x) = x^2/2 - (x - mu)^2/(2 s^2) - log s is concave, so {l1 >= u} is an interval: the roots
+    of A x^2 - B x + C with A = a/2, B = mu/s^2, C = mu^2/(2 s^2) + log s + u, taken in the
+    stable pair x_hi = q/A, x_lo = C/q with q = (B + sqrt(D))/2. Each probability is summed from
+    tails directly, so none loses digits when small. ``mu`` broadcasts against ``u``.
+    """
+    m = np.asarray(mu, dtype=float)
+    if e == 0.0:
+        return _shift_probs(u, m)
+    s = 1.0 - e
+    half_a = 0.5 * e * (2.0 - e) / s**2
+    big_b = m / s**2
+    big_c = m**2 / (2.0 * s**2) + math.log1p(-e) + u
+    disc = big_b**2 - 4.0 * half_a * big_c
+    nonempty = disc > 0.0
+    qq = 0.5 * (big_b + np.sqrt(np.where(nonempty, disc, 1.0)))
+    lo, hi = big_c / qq, qq / half_a
+    lo_q, hi_q = (lo - m) / s, (hi - m) / s
+    return (
+        np.where(nonempty, _interval_prob(lo, hi), 0.0),
+        np.where(nonempty, ndtr(lo) + ndtr(-hi), 1.0),
+        np.where(nonempty, _interval_prob(lo_q, hi_q), 0.0),
+        np.where(nonempty, ndtr(lo_q) + ndtr(-hi_q), 1.0),
+    )
+
+
+def _shift_probs(u: FloatArray, mu: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
+    """The s = 1 case of ``first_coordinate_probs``: l1 = mu x - mu^2/2, so {l1 >= u} is
+    {x >= u/mu + mu/2}; mu = 0 is the trivial pair (l1 = 0, an atom at u = 0)."""
+    shifted = mu > 0.0
+    cut = np.where(shifted, u / np.where(shifted, mu, 1.0) + mu / 2.0, np.where(u <= 0.0, -np.inf, np.inf))
+    return ndtr(-cut), ndtr(cut), ndtr(-(cut - mu)), ndtr(cut - mu)
+
+
+def mixed_probability(event: FloatArray, complement: FloatArray, weights: FloatArray) -> FloatArray:
+    """sum_i w_i P_i(event) for rows of per-component probabilities, from whichever of the event
+    and its complement is smaller: small values keep their digits and a sure event gives exactly
+    1 (a weighted sum of ones can miss 1 by an ulp, which would stall tail searches)."""
+    direct = event @ weights
+    return np.clip(np.where(direct <= 0.5, direct, 1.0 - complement @ weights), 0.0, 1.0)
+
+
+class _ContractedPair:
+    """T(N(0, I_n), N(mu e1, s^2 I_n)) with mu >= 0 and 0 < s < 1, where e = 1 - s exactly.
+
+    Completing the square (§4.1): l = -(a/2) R + K with R = ||x - c e1||^2, a = 1/s^2 - 1,
+    c = mu/(1 - s^2) and K = mu^2/(2(1 - s^2)) - n log s; R ~ ncx2(n, lam0) under P and
+    R/s^2 ~ ncx2(n, lam1) under Q.
+    """
+
+    def __init__(self, n: int, mu: float, e: float) -> None:
+        self.n = n
+        self.mu = mu
+        self.e = e
+        self.s = 1.0 - e
+        one_minus_s2 = e * (2.0 - e)
+        self.a = one_minus_s2 / self.s**2
+        self.log_s = math.log1p(-e)
+        self.lam0 = mu**2 / one_minus_s2**2
+        self.lam1 = self.lam0 * self.s**2
+        self.k = mu**2 / (2.0 * one_minus_s2) - n * self.log_s
+        self.split = mu > 0.0 and (
+            n == 1 or e < SPLIT_BELOW or self.lam0 > NCX2_MAX_NONCENTRALITY
+        )
+        if self.split:
+            self._r_nodes = self._chi2_quantile_nodes(n - 1)
+
+    @staticmethod
+    def _chi2_quantile_nodes(dof: int) -> FloatArray:
+        """Quantiles r(z) = F^{-1}(Phi(z)) of chi2(dof) at the quadrature nodes (zero if dof=0)."""
+        if dof == 0:
+            return np.zeros(1)
+        z = _QUADRATURE_Z
+        return np.where(z <= 0.0, chi2.ppf(ndtr(z), dof), chi2.isf(ndtr(-z), dof))
+
+    def _weights(self) -> FloatArray:
+        return _QUADRATURE_W if self.n > 1 else np.ones(1)
+
+    def _dist(self, lam: float) -> tuple[Callable[..., FloatArray], Callable[..., FloatArray]]:
+        """(cdf, sf) of R under the given noncentrality; central chi2 for the pure variance pair."""
+        if self.mu == 0.0:
+            return (
+                lambda t: np.exp(chi2_logcdf(t, self.n)),
+                lambda t: -np.expm1(chi2_logcdf(t, self.n)),
+            )
+        return (lambda t: ncx2.cdf(t, self.n, lam)), (lambda t: ncx2.sf(t, self.n, lam))
+
+    def _r_threshold(self, tau: FloatArray) -> FloatArray:
+        """R-threshold t with {l >= tau} = {R <= t}."""
+        return 2.0 * (self.k - tau) / self.a
+
+    def _split_loss2(self, under_q: bool) -> FloatArray:
+        """The chi-square part l2 = -(a/2) R' - (n-1) log s at the quadrature nodes."""
+        r = self._r_nodes * (self.s**2 if under_q else 1.0)
+        return -0.5 * self.a * r - (self.n - 1) * self.log_s
+
+    def alpha(self, tau: FloatArray) -> FloatArray:
+        if not self.split:
+            t = self._r_threshold(tau)
+            cdf, _ = self._dist(self.lam0)
+            return np.where(t > 0.0, cdf(np.maximum(t, 0.0)), 0.0)
+        return chunked(tau, self._weights().size, self._split_alpha)
+
+    def beta(self, tau: FloatArray) -> FloatArray:
+        if not self.split:
+            t = self._r_threshold(tau)
+            _, sf = self._dist(self.lam1)
+            return np.where(t > 0.0, sf(np.maximum(t, 0.0) / self.s**2), 1.0)
+        return chunked(tau, self._weights().size, self._split_beta)
+
+    def _split_alpha(self, tau: FloatArray) -> FloatArray:
+        """alpha by the split evaluator: E over R' of P(x1 in the interval {l1 >= tau - l2})."""
+        u = tau[:, None] - self._split_loss2(under_q=False)[None, :]
+        inside, outside, _, _ = first_coordinate_probs(u, self.mu, self.e)
+        return mixed_probability(inside, outside, self._weights())
+
+    def _split_beta(self, tau: FloatArray) -> FloatArray:
+        """beta by the split evaluator, summing both tails directly so tiny values keep accuracy."""
+        u = tau[:, None] - self._split_loss2(under_q=True)[None, :]
+        _, _, inside, outside = first_coordinate_probs(u, self.mu, self.e)
+        return mixed_probability(outside, inside, self._weights())
+
+    def _loss_bracket(self) -> tuple[float, float]:
+        """A starting bracket for the loss threshold: the loss's mean +- 12 sd under P and Q."""
+        mean_r, var_r = self.n + self.lam0, 2.0 * (self.n + 2.0 * self.lam0)
+        centre_p = self.k - 0.5 * self.a * mean_r
+        centre_q = self.k - 0.5 * self.a * self.s**2 * (self.n + self.lam1)
+        spread = 0.5 * self.a * math.sqrt(var_r) * 12.0
+        return min(centre_p, centre_q) - spread, min(max(centre_p, centre_q) + spread, self.k)
+
+    def beta_where_alpha(self, alpha: FloatArray) -> FloatArray:
+        """The trade-off T(P, Q)(alpha)."""
+        if not self.split:
+            _, sf = self._dist(self.lam1)
+            ppf = chi2.ppf(alpha, self.n) if self.mu == 0.0 else ncx2.ppf(alpha, self.n, self.lam0)
+            return sf(ppf / self.s**2)
+        lo, hi = self._loss_bracket()
+        tau = solve_monotone(self.alpha, alpha, lo, hi, increasing=False)
+        return self.beta(tau)
+
+    def alpha_where_beta(self, beta: FloatArray) -> FloatArray:
+        """The trade-off of the reversed pair T(Q, P)(beta) (roles of the errors swapped)."""
+        if not self.split:
+            cdf, _ = self._dist(self.lam0)
+            isf = chi2.isf(beta, self.n) if self.mu == 0.0 else ncx2.isf(beta, self.n, self.lam1)
+            return cdf(isf * self.s**2)
+        lo, hi = self._loss_bracket()
+        tau = solve_monotone(self.beta, beta, lo, hi, increasing=True)
+        return self.alpha(tau)
+
+
+class ScaledGaussianPair:
+    """The exact pair (P, Q) = (N(0, I_n), N(mu e1, s^2 I_n)) as a ``LossPair``.
+
+    ``one_minus_s`` gives 1 - s exactly (e.g. 1/(N+1)) when s is too close to 1 to be represented
+    accurately as a float; it then takes precedence over ``s``. Works for 0 < s < 1, s > 1
+    (through the reversed contracted pair) and s = 1.
+    """
+
+    def __init__(self, n: int, mu: float, s: float, one_minus_s: float | None = None) -> None:
+        if isinstance(n, bool) or int(n) != n or n < 1:
+            raise ParameterError(f"dimension n must be an integer >= 1, got {n!r}")
+        if not math.isfinite(mu):
+            raise ParameterError(f"mean shift mu must be finite, got {mu!r}")
+        e = (1.0 - s) if one_minus_s is None else float(one_minus_s)
+        if not (math.isfinite(e) and e < 1.0):
+            raise ParameterError(f"variance ratio s must be finite and > 0, got s={s!r}, 1-s={e!r}")
+        self.n = int(n)
+        self.mu = abs(float(mu))
+        self.one_minus_s = e
+        self.s = 1.0 - e
+        self._core: _ContractedPair | GaussianShiftPair
+        if e > 0.0:
+            self._core, self._swapped = _ContractedPair(self.n, self.mu, e), False
+        elif e < 0.0:
+            inv_e = -e / (1.0 - e)
+            self._core, self._swapped = _ContractedPair(self.n, self.mu / self.s, inv_e), True
+        else:
+            self._core, self._swapped = GaussianShiftPair(self.mu), False
+
+    @property
+    def uses_split_evaluator(self) -> bool:
+        """Whether alpha/beta come from the split evaluator (§4.4) rather than ncx2/chi2."""
+        return isinstance(self._core, _ContractedPair) and self._core.split
+
+    def alpha(self, tau: ArrayLike) -> FloatArray:
+        """P(l >= tau), in the shape of tau."""
+        t = np.asarray(tau, dtype=float).reshape(-1)
+        out = self._core.beta(-t) if self._swapped else self._core.alpha(t)
+        return np.asarray(out, dtype=float).reshape(np.shape(tau))
+
+    def beta(self, tau: ArrayLike) -> FloatArray:
+        """Q(l < tau), in the shape of tau."""
+        t = np.asarray(tau, dtype=float).reshape(-1)
+        out = self._core.alpha(-t) if self._swapped else self._core.beta(t)
+        return np.asarray(out, dtype=float).reshape(np.shape(tau))
+
+    def reversed(self) -> LossPair:
+        """(Q, P), which is (N(0, I_n), N(-(mu/s) e1, s^-2 I_n)) after an affine change of variables."""
+        return ScaledGaussianPair(self.n, self.mu / self.s, 1.0 / self.s, -self.one_minus_s / self.s)
+
+    def tradeoff(self, alpha: ArrayLike) -> FloatArray:
+        """T(P, Q)(alpha): the smallest type-II error of a level-alpha test of P against Q."""
+        a = np.clip(np.atleast_1d(np.asarray(alpha, dtype=float)), 0.0, 1.0)
+        if isinstance(self._core, GaussianShiftPair):
+            return np.asarray(self._core.tradeoff(a), dtype=float)
+        if self._swapped:
+            return self._core.alpha_where_beta(a)
+        return self._core.beta_where_alpha(a)

@@ -1,0 +1,166 @@
+"""Shuffled DP-SGD accounted as Poisson (math-spec §6; papers B and C).
+
+The model of both papers: one epoch has M rounds; under H0 the M per-round statistics are i.i.d.
+N(0, 1), under H1 the target sits in one uniformly random round J and X_J ~ N(1/sigma, 1).
+
+* Witness (paper B, label *paper*): the max test "reject H0 if max_i X_i > t" gives f_sub, an
+  upper bound on the true trade-off, and the separation kappa_sub; below sigma = 1/sqrt(2 ln M) the
+  separation is at least the closed-form kappa bound.
+* Poisson transfer (label *reconstructed*): p = (1 - 1/M)^M.
+* Guarantees for the model: the chi-square bound (own, rigorous, (0, delta)-DP for E epochs) and the
+  candidate of paper C's Thm 4.1 (label *unverified*: its exact statement was not recovered).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numpy.typing import ArrayLike
+from scipy.integrate import quad
+from scipy.optimize import minimize_scalar
+from scipy.special import log_ndtr, ndtr
+from scipy.stats import norm
+
+from dpcheck.errors import ParameterError
+from dpcheck.privacy._numerics import FloatArray, require_alpha, require_positive, require_steps
+
+BERRY_ESSEEN_VAN_BEEK: float = 0.7975
+"""The Berry-Esseen constant the Thm 4.1 candidate uses (van Beek)."""
+
+
+def _require_rounds(m: int) -> int:
+    """M, the rounds per epoch: an integer >= 2 (ln M must be positive)."""
+    if isinstance(m, bool) or int(m) != m or m < 2:
+        raise ParameterError(f"rounds per epoch M must be an integer >= 2, got {m!r}")
+    return int(m)
+
+
+def f_sub(a: ArrayLike, rounds: int, sigma: float) -> FloatArray:
+    """The max-test trade-off Phi(Phi^-1((1-a)^(1/M)) - 1/sigma) (1-a)^((M-1)/M) (§6.1).
+
+    Formed in log space with Phi^-1((1-a)^(1/M)) = isf(-expm1(log1p(-a)/M)), so it stays
+    accurate for M up to 1e9 and a down to 1e-300.
+    """
+    alpha = np.atleast_1d(require_alpha(a))
+    m = _require_rounds(rounds)
+    mu = 1.0 / require_positive("sigma", sigma)
+    with np.errstate(divide="ignore"):
+        log_keep = np.log1p(-alpha)
+        threshold = norm.isf(-np.expm1(log_keep / m))
+        log_beta = log_ndtr(threshold - mu) + (m - 1) / m * log_keep
+    return np.where(alpha >= 1.0, 0.0, np.exp(log_beta))
+
+
+def _separation_at(t: float, m: int, mu: float) -> float:
+    """Phi(t)^(M-1) (Phi(t) - Phi(t - mu)): (1 - a) - f_sub(a) at the max-test threshold t."""
+    gap = ndtr(-(t - mu)) - ndtr(-t) if t - mu > 0.0 else ndtr(t) - ndtr(t - mu)
+    return float(math.exp((m - 1) * log_ndtr(t)) * gap)
+
+
+def kappa_sub(rounds: int, sigma: float) -> float:
+    """kappa_sub = max_t Phi(t)^(M-1)(Phi(t) - Phi(t-1/sigma)) / sqrt 2, numerically (§6.1).
+
+    A grid over t locates the maximum (the function is unimodal near sqrt(2 ln M)), then a bounded
+    scalar search refines it.
+    """
+    m = _require_rounds(rounds)
+    mu = 1.0 / require_positive("sigma", sigma)
+    centre = math.sqrt(2.0 * math.log(m))
+    grid = np.linspace(centre - 10.0, centre + mu + 10.0, 4001)
+    values = np.array([_separation_at(t, m, mu) for t in grid])
+    best = int(np.argmax(values))
+    lo, hi = grid[max(best - 1, 0)], grid[min(best + 1, grid.size - 1)]
+    result = minimize_scalar(
+        lambda t: -_separation_at(t, m, mu), bounds=(lo, hi), method="bounded", options={"xatol": 1e-10}
+    )
+    return max(-float(result.fun), float(values[best])) / math.sqrt(2.0)
+
+
+def sigma_threshold(rounds: int) -> float:
+    """1/sqrt(2 ln M): below this sigma the closed-form separation bound holds (paper B)."""
+    return 1.0 / math.sqrt(2.0 * math.log(_require_rounds(rounds)))
+
+
+def kappa_closed_form(rounds: int) -> float:
+    """(1/sqrt 8)(1 - 1/sqrt(4 pi ln M)): the separation guaranteed when sigma <= 1/sqrt(2 ln M)."""
+    m = _require_rounds(rounds)
+    return (1.0 - 1.0 / math.sqrt(4.0 * math.pi * math.log(m))) / math.sqrt(8.0)
+
+
+def poisson_miss_probability(rounds: int) -> float:
+    """p = (1 - 1/M)^M: the chance that Poisson sampling at q = 1/M never picks the target (§6.2)."""
+    m = _require_rounds(rounds)
+    return math.exp(m * math.log1p(-1.0 / m))
+
+
+def f_poisson_witness(a: ArrayLike, rounds: int, sigma: float) -> FloatArray:
+    """p (1 - a) + (1 - p) f_sub(a): the max-test witness transferred to Poisson sampling (§6.2)."""
+    alpha = np.atleast_1d(require_alpha(a))
+    p = poisson_miss_probability(rounds)
+    return p * (1.0 - alpha) + (1.0 - p) * f_sub(alpha, rounds, sigma)
+
+
+def _third_abs_moment(mu: float) -> float:
+    """rho = E|Y - 1|^3 for Y = exp(mu Z - mu^2/2), Z ~ N(0, 1); split at the kink Y = 1.
+
+    The integrand |expm1(x)|^3 phi(z) is formed in log space (it peaks near z = 3 mu) and
+    integrated over z in [-40, 3 mu + 40], outside which it is below double precision.
+    """
+    kink = mu / 2.0
+
+    def integrand(z: float) -> float:
+        x = mu * z - mu * mu / 2.0
+        if x == 0.0:
+            return 0.0
+        log_abs = x + math.log(-math.expm1(-x)) if x > 0.0 else math.log(-math.expm1(x))
+        return math.exp(3.0 * log_abs - z * z / 2.0) / math.sqrt(2.0 * math.pi)
+
+    lower, _ = quad(integrand, -40.0, kink, limit=200)
+    upper, _ = quad(integrand, kink, 3.0 * mu + 40.0, limit=200)
+    return lower + upper
+
+
+def _thm41_numerator(sigma: float) -> float:
+    """s/sqrt(2 pi) + 2 C_BE rho / s^3, the M-free factor of the Thm 4.1 candidate."""
+    mu = 1.0 / require_positive("sigma", sigma)
+    s = math.sqrt(math.expm1(mu * mu))
+    return s / math.sqrt(2.0 * math.pi) + 2.0 * BERRY_ESSEEN_VAN_BEEK * _third_abs_moment(mu) / s**3
+
+
+def thm41_regime(rounds: int, sigma: float) -> bool:
+    """Whether sigma >= sqrt(3 / ln M), the regime paper C states for Thm 4.1."""
+    return require_positive("sigma", sigma) >= math.sqrt(3.0 / math.log(_require_rounds(rounds)))
+
+
+def thm41_candidate_delta(rounds: int, sigma: float) -> float:
+    """Candidate delta(sigma, M) of paper C's Thm 4.1 (§6.3, *unverified*): f >= 1 - a - delta."""
+    return _thm41_numerator(sigma) / math.sqrt(_require_rounds(rounds))
+
+
+def thm41_candidate_rounds(delta: float, sigma: float) -> float:
+    """The M at which the candidate delta(sigma, M) equals ``delta`` (delta is proportional to M^-1/2)."""
+    return (_thm41_numerator(sigma) / require_positive("delta", delta)) ** 2
+
+
+def compose_zero_delta(delta: float, epochs: int) -> float:
+    """delta after E epochs of an f >= 1 - a - delta bound: 1 - (1 - delta)^E (f_{0,delta} composition)."""
+    return -math.expm1(require_steps("epochs", epochs) * math.log1p(-delta))
+
+
+def chi2_delta(rounds: int, sigma: float, epochs: int = 1) -> float:
+    """delta = 1/2 sqrt((1 + (e^(1/sigma^2) - 1)/M)^E - 1): rigorous (0, delta) for E epochs (§6.4).
+
+    The chi-square divergence of one epoch is (e^(1/sigma^2) - 1)/M, also under adaptive choice of
+    the target's gradient direction, and it tensorises; TV <= sqrt(chi2)/2.
+    """
+    m = _require_rounds(rounds)
+    mu = 1.0 / require_positive("sigma", sigma)
+    e = require_steps("epochs", epochs)
+    return 0.5 * math.sqrt(math.expm1(e * math.log1p(math.expm1(mu * mu) / m)))
+
+
+def asymptotic_tv(rounds: int, sigma: float) -> float:
+    """s / sqrt(2 pi M) with s^2 = e^(1/sigma^2) - 1: the asymptotically exact TV, display only."""
+    mu = 1.0 / require_positive("sigma", sigma)
+    return math.sqrt(math.expm1(mu * mu) / (2.0 * math.pi * _require_rounds(rounds)))
