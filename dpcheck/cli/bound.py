@@ -1,10 +1,86 @@
-"""`dpcheck bound` (placeholder until its issue lands)."""
+"""``dpcheck bound MECHANISM``: the claimed, witness and guarantee bounds and the verdict for one
+parameter set (issue 3 item 6)."""
 
 from __future__ import annotations
 
 import argparse
+import json
+import sys
+from pathlib import Path
+
+from dpcheck.bounds import DEFAULT_ALPHAS, MECHANISM_NAMES, BoundRequest, build_report
+from dpcheck.bounds.claimed import ACCOUNTANTS
+from dpcheck.bounds.request import DEFAULT_DELTA
+from dpcheck.bounds.summary import text_report
+from dpcheck.report.jsonable import strict_json
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    """Add the `bound` sub-command."""
-    subparsers.add_parser("bound", help="(not yet available)")
+    """Add the ``bound`` sub-command."""
+    p = subparsers.add_parser(
+        "bound",
+        help="corrected privacy bounds of one DP-SGD setting",
+        description="What the accountant claims for SGM + Poisson, what the mechanism really "
+        "implemented can (witness) and cannot (guarantee) achieve, and the verdict.",
+    )
+    p.add_argument("mechanism", choices=MECHANISM_NAMES, metavar="MECHANISM",
+                   help=f"one of {', '.join(MECHANISM_NAMES)}")
+    p.add_argument("--sigma", type=float, help="noise multiplier (noise std / clip norm)")
+    p.add_argument("--clip", type=float, help="clip norm C (informational: sigma is a multiplier)")
+    p.add_argument("--q", type=float, help="sampling rate; or give --batch-size with --N")
+    p.add_argument("--batch-size", type=int, help="batch size b (q = b/N, or 1/len(loader) with --opacus-divisor)")
+    p.add_argument("--N", type=int, dest="n_records", help="dataset size N")
+    p.add_argument("--steps", type=int, help="number of noisy steps T")
+    p.add_argument("--epochs", type=float, help="epochs (T = epochs x steps per epoch)")
+    p.add_argument("--dim", type=int, help="model dimension n (number of parameters)")
+    p.add_argument("--delta", type=float, default=DEFAULT_DELTA, help=f"claimed delta (default {DEFAULT_DELTA:g})")
+    p.add_argument("--epsilon", type=float, help="claimed epsilon (default: what the accountant reports)")
+    p.add_argument("--target-epsilon", type=float,
+                   help="without --sigma: search sigma as Opacus make_private_with_epsilon does")
+    p.add_argument("--alpha", type=float, action="append",
+                   help="type-I error level for the curves (repeatable; default "
+                   + ", ".join(f"{a:g}" for a in DEFAULT_ALPHAS) + ")")
+    p.add_argument("--accountant", choices=sorted(ACCOUNTANTS), default="pld",
+                   help="whose epsilon the claimed side reproduces (default pld)")
+    p.add_argument("--opacus-divisor", action="store_true",
+                   help="divisor as Opacus 1.x computes it: int(N * (1/len(loader)))")
+    p.add_argument("--drop-last", action="store_true", help="the loader drops the last partial batch")
+    p.add_argument("--format", choices=("text", "json"), default="text")
+    p.add_argument("--plot", type=Path, metavar="FILE.png", help="write the curves and delta(eps) profiles")
+    p.set_defaults(func=execute)
+
+
+def request_from_args(args: argparse.Namespace) -> BoundRequest:
+    """The bound request the flags describe."""
+    return BoundRequest(
+        mechanism=args.mechanism,
+        sigma=args.sigma,
+        q=args.q,
+        batch_size=args.batch_size,
+        n_records=args.n_records,
+        steps=args.steps,
+        epochs=args.epochs,
+        dim=args.dim,
+        delta=args.delta,
+        epsilon=args.epsilon,
+        alphas=tuple(args.alpha) if args.alpha else DEFAULT_ALPHAS,
+        clip=args.clip,
+        opacus_divisor=args.opacus_divisor,
+        drop_last=args.drop_last,
+        accountant=args.accountant,
+        target_epsilon=args.target_epsilon if args.sigma is None else None,
+    )
+
+
+def execute(args: argparse.Namespace) -> int:
+    """Compute the report, print it, and write the plot if asked."""
+    report = build_report(request_from_args(args))
+    if args.plot is not None:
+        from dpcheck.bounds.plot import write_plot
+
+        write_plot(report, args.plot)
+    if args.format == "json":
+        sys.stdout.write(json.dumps(strict_json(report.to_json()), indent=2, allow_nan=False) + "\n")
+    else:
+        sys.stdout.write(text_report(report))
+    return 0

@@ -1,0 +1,120 @@
+"""From a finding's pipeline to a bound request: which mechanism, which numbers, what is missing.
+
+The numbers are the pipeline's statically resolved parameters; what the accountant was given
+(DP103) comes from ``Accountant.q/steps/sigma``. A missing input is reported with the exact
+``--param`` / ``[tool.dpcheck.params]`` line that supplies it; where a default is sound it is used
+and said so (delta 1e-5 for the read-outs; n = 1 for a witness, which only strengthens with n).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from dpcheck.bounds.request import DEFAULT_DELTA, BoundRequest
+from dpcheck.model import Pipeline
+
+RULE_MECHANISM: dict[str, str] = {"DP102": "shuffle", "DP103": "sgm", "DP104": "shuffle", "DP105": "sgm"}
+UPDATE_MECHANISM: dict[str, str] = {"ASGM": "asgm", "EASGM": "easgm", "FEASGM": "feasgm"}
+NEEDS_N: frozenset[str] = frozenset({"easgm", "feasgm", "shuffle"})
+
+
+@dataclass(frozen=True)
+class Missing:
+    """An input that could not be resolved, how to supply it, and the default used (if any)."""
+
+    param: str
+    assumed: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "param": self.param,
+            "advice": f"--param {self.param}=VALUE  or  [tool.dpcheck.params] {self.param} = VALUE",
+            "assumed": self.assumed,
+        }
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The request to compute (None when a needed input is missing) and the missing inputs."""
+
+    mechanism: str
+    request: BoundRequest | None
+    missing: tuple[Missing, ...]
+    known: dict[str, Any]
+
+
+def mechanism_for(rule: str, pipeline: Pipeline) -> str | None:
+    """The bound mechanism of a finding: the update for DP101, shuffle for DP102/DP104, SGM at
+    the accountant's and the code's (q, T) for DP103, the claimed side only for DP105."""
+    if rule == "DP101":
+        return UPDATE_MECHANISM.get(pipeline.mechanism)
+    return RULE_MECHANISM.get(rule)
+
+
+def _value(pipeline: Pipeline, name: str) -> Any:
+    param = pipeline.params.get(name)
+    return None if param is None else param.value
+
+
+def _version(library: str | None) -> str | None:
+    """"opacus==1.4.0" -> "1.4.0"; a range or a bare name -> None."""
+    if not library or "==" not in library:
+        return None
+    return library.split("==", 1)[1].strip() or None
+
+
+def _int(value: Any) -> int | None:
+    return None if value is None else int(value)
+
+
+def plan(rule: str, pipeline: Pipeline) -> Plan | None:
+    """The bound plan of one finding, or None for a rule without a bound."""
+    mechanism = mechanism_for(rule, pipeline)
+    if mechanism is None:
+        return None
+    get = lambda name: _value(pipeline, name)  # noqa: E731 - a short local reader
+    known = {name: param.value for name, param in sorted(pipeline.params.items()) if param.value is not None}
+    opacus = (pipeline.library or "").startswith("opacus")
+    opacus_loader = opacus and pipeline.mechanism == "FEASGM" and get("batch_size") is not None
+    missing: list[Missing] = []
+    if get("sigma") is None and get("target_epsilon") is None:
+        missing.append(Missing("sigma"))
+    rate_known = get("q") is not None or (get("batch_size") is not None and get("N") is not None)
+    if not rate_known:
+        missing.append(Missing("q"))
+    if get("steps") is None and get("epochs") is None:
+        missing.append(Missing("steps"))
+    if mechanism in NEEDS_N and get("N") is None:
+        missing.append(Missing("N"))
+    if mechanism in ("easgm", "feasgm") and get("dim") is None:
+        missing.append(Missing("dim", "n = 1 for the witness (the smallest model; it only gets stronger with n)"))
+    if get("delta") is None:
+        missing.append(Missing("delta", f"delta = {DEFAULT_DELTA:g} for the read-outs"))
+    if any(m.assumed is None for m in missing):
+        return Plan(mechanism, None, tuple(missing), known)
+    accountant = pipeline.accountant
+    claimed_q = accountant.q.value if accountant.q is not None else None
+    claimed_steps = accountant.steps.value if accountant.steps is not None else None
+    claimed_sigma = accountant.sigma.value if accountant.sigma is not None else None
+    epochs_first = opacus_loader and get("epochs") is not None
+    request = BoundRequest(
+        mechanism=mechanism,
+        sigma=get("sigma"),
+        q=None if opacus_loader else get("q"),
+        batch_size=_int(get("batch_size")),
+        n_records=_int(get("N")),
+        steps=None if epochs_first else _int(get("steps")),
+        epochs=get("epochs") if epochs_first or get("steps") is None else None,
+        dim=_int(get("dim")),
+        delta=get("delta") or DEFAULT_DELTA,
+        clip=get("clip"),
+        opacus_divisor=opacus_loader,
+        accountant=accountant.name,
+        library_version=_version(pipeline.library),
+        claimed_q=claimed_q if rule == "DP103" else None,
+        claimed_steps=_int(claimed_steps) if rule == "DP103" else None,
+        claimed_sigma=claimed_sigma if rule == "DP103" and claimed_sigma != get("sigma") else None,
+        target_epsilon=get("target_epsilon") if get("sigma") is None else None,
+    )
+    return Plan(mechanism, request, tuple(missing), known)

@@ -1,0 +1,93 @@
+"""Plot a bound report: the trade-off curves (claimed vs witness vs guarantee, with the claimed
+(eps, delta) curve) and their privacy profiles delta(eps). matplotlib is imported lazily: it is
+an optional extra, and a missing install is a clear error, not a traceback."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from dpcheck.bounds.profiles import PLOT_ALPHAS, Bound
+from dpcheck.bounds.report import BoundReport
+from dpcheck.errors import DpcheckError
+from dpcheck.model import Finding, Pipeline
+from dpcheck.privacy.tradeoff import eps_delta_tradeoff
+
+STYLES: dict[str, tuple[str, str]] = {
+    "claimed": ("tab:green", "-"),
+    "witness": ("tab:red", "-"),
+    "guarantee": ("tab:blue", "--"),
+}
+
+
+def _profile_grid(report: BoundReport) -> np.ndarray:
+    """eps from 0 to three times the claimed eps (at least 2, at most 60)."""
+    eps = report.claim.epsilon if math.isfinite(report.claim.epsilon) else 20.0
+    return np.linspace(0.0, min(max(2.0, 3.0 * eps), 60.0), 121)
+
+
+def _bounds(report: BoundReport) -> dict[str, Bound]:
+    parts = {"claimed": report.claimed, "witness": report.witness, "guarantee": report.guarantee}
+    return {k: v for k, v in parts.items() if v is not None}
+
+
+def write_plot(report: BoundReport, path: Path) -> None:
+    """Write a two-panel PNG of ``report`` to ``path``."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError as exc:
+        raise DpcheckError("plots need matplotlib: pip install 'dpcheck[plot]'") from exc
+    figure, (curves, profiles) = plt.subplots(1, 2, figsize=(11.0, 4.8))
+    eps_grid = _profile_grid(report)
+    for kind, bound in _bounds(report).items():
+        color, line = STYLES[kind]
+        c = bound.curve
+        label = f"{kind}: {c.name} [{c.label.value}]"
+        curves.plot(c.curve_alpha, c.curve_beta, color=color, linestyle=line, label=label)
+        deltas = np.atleast_1d(np.asarray(bound.source.delta(eps_grid), dtype=float))
+        profiles.semilogy(eps_grid, np.maximum(deltas, 1e-300), color=color, linestyle=line, label=label)
+    claim = report.claim
+    if math.isfinite(claim.epsilon):
+        curves.plot(PLOT_ALPHAS, eps_delta_tradeoff(PLOT_ALPHAS, claim.epsilon, claim.delta),
+                    color="gray", linestyle=":", label=f"claimed (ε={claim.epsilon:.2f}, δ={claim.delta:g})")
+        profiles.plot([claim.epsilon], [claim.delta], "ko", label="claim (ε, δ)")
+    curves.plot([0, 1], [1, 0], color="lightgray", linewidth=0.8)
+    curves.set(xlim=(0, 1), ylim=(0, 1), xlabel="type I error α (false positive rate)",
+               ylabel="type II error β (false negative rate)", title="trade-off curves")
+    profiles.set(xlabel="ε", ylabel="δ(ε)", ylim=(1e-12, 1.5), title="privacy profiles")
+    curves.legend(fontsize=7, loc="upper right")
+    profiles.legend(fontsize=7, loc="lower left")
+    figure.suptitle(f"{report.request.mechanism.upper()}: verdict {report.verdict}", fontsize=11)
+    figure.tight_layout()
+    try:
+        figure.savefig(path, dpi=110)
+    except OSError as exc:
+        raise DpcheckError(f"{path}: cannot write the plot: {exc.strerror or exc}") from None
+    finally:
+        plt.close(figure)
+
+
+def plot_findings(findings: Sequence[Finding], pipelines: Sequence[Pipeline], directory: Path) -> list[Path]:
+    """One PNG per finding with a computed bound, named ``<fingerprint>.png`` in ``directory``."""
+    from dpcheck.bounds.attach import bound_for
+
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise DpcheckError(f"{directory}: cannot create the plot directory: {exc.strerror or exc}") from None
+    by_entry = {p.entry: p for p in pipelines}
+    written: list[Path] = []
+    for finding in findings:
+        pipeline = by_entry.get(finding.pipeline or "")
+        report = None if pipeline is None else bound_for(finding, pipeline)[1]
+        if report is not None:
+            path = directory / f"{finding.fingerprint}.png"
+            write_plot(report, path)
+            written.append(path)
+    return written

@@ -1,0 +1,170 @@
+"""The bound report of one request: claimed, witness, guarantee and the verdict (math-spec §7).
+
+``build_report`` is cached per distinct request (the request is the key), so a scan with many
+findings of one training setup computes the numbers once. The JSON shape is the contract of
+``dpcheck bound --format json`` and of ``finding.bound``:
+``{"mechanism", "inputs", "claimed", "witness" | null, "guarantee" | null, "verdict", "notes"}``,
+each bound as ``BoundCurve.to_json`` at the requested alphas.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from dpcheck.bounds.claimed import accountant_model, searched_sigma
+from dpcheck.bounds.corrected import BUILDERS, Claim, Corrected, sgm_upper
+from dpcheck.bounds.profiles import Bound, sample
+from dpcheck.bounds.request import BoundRequest, validated
+from dpcheck.privacy.labels import Kind, Label
+
+VERDICTS: tuple[str, ...] = ("violated", "unsupported", "consistent")
+# A witness crosses the claim only by more than these margins: the PLD-based bounds carry a
+# discretisation error of about 1e-4 in beta and 1e-3 (relative) in delta.
+CURVE_TOLERANCE = 1e-4
+RELATIVE_TOLERANCE = 1e-3
+
+
+@dataclass(frozen=True)
+class BoundReport:
+    """Everything computed for one request."""
+
+    request: BoundRequest
+    claimed: Bound
+    corrected: Corrected
+    claim: Claim
+    verdict: str
+    notes: tuple[str, ...]
+
+    @property
+    def witness(self) -> Bound | None:
+        return self.corrected.witness
+
+    @property
+    def guarantee(self) -> Bound | None:
+        return self.corrected.guarantee
+
+    def inputs(self) -> dict[str, Any]:
+        """The resolved inputs, derived q and T included."""
+        r = self.request
+        out: dict[str, Any] = {
+            "sigma": r.sigma,
+            "sigma_semantics": "noise multiplier (noise std / clip norm C)",
+            "clip": r.clip,
+            "q": r.rate,
+            "batch_size": r.batch_size,
+            "N": r.n_records,
+            "steps": r.rounds,
+            "epochs": r.epochs,
+            "dim": r.dim,
+            "delta": r.delta,
+            "epsilon": self.claim.epsilon,
+            "alphas": list(r.alphas),
+            "accountant": r.accountant,
+            "opacus_divisor": r.opacus_divisor,
+            "drop_last": r.drop_last,
+        }
+        if r.mechanism == "shuffle":
+            out.update(rounds_per_epoch=r.shuffle_rounds, shuffle_epochs=r.shuffle_epochs)
+        if (r.accounted_rate, r.accounted_rounds, r.claimed_sigma) != (r.rate, r.rounds, None):
+            out.update(accountant_q=r.accounted_rate, accountant_steps=r.accounted_rounds,
+                       accountant_sigma=r.claimed_sigma or r.sigma)
+        if r.target_epsilon is not None:
+            out["target_epsilon"] = r.target_epsilon
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        alphas = list(self.request.alphas)
+
+        def part(bound: Bound | None) -> dict[str, Any] | None:
+            return None if bound is None else bound.curve.to_json(alphas)
+
+        out: dict[str, Any] = {
+            "mechanism": self.request.mechanism,
+            "inputs": self.inputs(),
+            "claimed": part(self.claimed),
+            "witness": part(self.witness),
+            "guarantee": part(self.guarantee),
+            "verdict": self.verdict,
+            "notes": list(self.notes),
+        }
+        check = self.corrected.divisor
+        if check is not None:
+            out["divisor"] = {
+                "rule": check.rule.describe(),
+                "sizes": [check.n - 1, check.n, check.n + 1],
+                "code": list(check.code),
+                "exact": [str(e) for e in check.exact],
+                "changes": check.changes,
+                "nearest_changes": list(check.nearest_changes),
+            }
+        return out
+
+
+def _claimed(request: BoundRequest, claim_delta: float) -> tuple[Bound, float]:
+    """The claimed bound at the accountant's (q, T, sigma), with its printed epsilon."""
+    model = accountant_model(request.accountant, request.library_version)
+    q, steps = request.accounted_rate, request.accounted_rounds
+    sigma = float(request.claimed_sigma or request.sigma)  # type: ignore[arg-type]
+    upper = sgm_upper(q, sigma, steps)
+    exact = upper.epsilon(claim_delta)
+    printed = exact if model.method == "pld" else model.epsilon(q, sigma, steps, claim_delta)
+    claim_eps = request.epsilon or request.target_epsilon or printed
+    notes = [model.describe(), f"accountant inputs: q={q:.6g}, sigma={sigma:g}, T={steps}"]
+    if model.method != "pld":
+        notes.append(f"the exact SGM curve (pessimistic PLD) gives eps={exact:.4g}; the curve shown is that one")
+    bound = sample(upper, label=Label.STANDARD, kind=Kind.CLAIMED, name=f"{model.title} (SGM+Poisson)",
+                   alphas=request.alphas, epsilon=claim_eps, delta=claim_delta, notes=notes,
+                   epsilon_at_delta=printed)
+    return bound, claim_eps
+
+
+def _crosses(witness: Bound, claimed: Bound, claim: Claim) -> bool:
+    """Whether the witness curve dips below the claimed curve, or its delta at the claimed eps
+    exceeds the claimed delta."""
+    below = np.any(witness.curve.curve_beta < claimed.curve.curve_beta - CURVE_TOLERANCE)
+    delta = witness.curve.delta_at_epsilon or 0.0
+    return bool(below) or delta > claim.delta * (1.0 + RELATIVE_TOLERANCE)
+
+
+def _reaches(guarantee: Bound, claim: Claim) -> bool:
+    """Whether a valid guarantee supports the claim (eps at delta and delta at eps)."""
+    curve = guarantee.curve
+    if not curve.valid:
+        return False
+    eps_ok = (curve.epsilon_at_delta or 0.0) <= claim.epsilon * (1.0 + RELATIVE_TOLERANCE) + 1e-9
+    delta_ok = (curve.delta_at_epsilon or 0.0) <= claim.delta * (1.0 + RELATIVE_TOLERANCE)
+    return eps_ok and delta_ok
+
+
+def verdict(claimed: Bound, corrected: Corrected, claim: Claim) -> str:
+    """violated: a valid witness crosses the claim; unsupported: no valid guarantee reaches it;
+    consistent otherwise."""
+    witness, guarantee = corrected.witness, corrected.guarantee
+    if witness is not None and witness.curve.valid and _crosses(witness, claimed, claim):
+        return "violated"
+    if guarantee is None or not _reaches(guarantee, claim):
+        return "unsupported"
+    return "consistent"
+
+
+@lru_cache(maxsize=128)
+def build_report(request: BoundRequest) -> BoundReport:
+    """The full report of ``request`` (validated; ParameterError names a bad parameter)."""
+    request = validated(request)
+    notes: list[str] = []
+    if request.sigma is None:
+        target = float(request.target_epsilon)  # type: ignore[arg-type]
+        sigma = searched_sigma(request.accountant, request.library_version, target, request.delta,
+                               request.accounted_rate, request.accounted_rounds)
+        request = request.with_sigma(sigma)
+        notes.append(f"sigma={sigma:.6g}: what Opacus' make_private_with_epsilon picks for eps={target:g} "
+                     f"at delta={request.delta:g} (same bisection, this accountant)")
+    claimed, claim_eps = _claimed(request, request.delta)
+    claim = Claim(claim_eps, request.delta, request.alphas)
+    corrected = BUILDERS[request.mechanism](request, claim)
+    notes.extend(corrected.notes)
+    return BoundReport(request, claimed, corrected, claim, verdict(claimed, corrected, claim), tuple(notes))

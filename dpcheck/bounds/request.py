@@ -1,0 +1,178 @@
+"""A bound request: the mechanism and the numbers one corrected-bound report is computed from.
+
+``BoundRequest`` is frozen and hashable, so it is also the cache key of ``build_report``: two
+findings with the same parameter set share one computation. ``validated`` checks every number
+and raises ``ParameterError`` naming the bad parameter (the CLI turns it into exit code 2).
+The derived quantities (q, T, rounds per epoch M, epochs E) follow the code's own arithmetic:
+an Opacus loader has ceil(N/b) batches (floor with ``drop_last``) and q = 1/len(loader).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+from dpcheck.errors import ParameterError
+
+MECHANISM_NAMES: tuple[str, ...] = ("sgm", "asgm", "easgm", "feasgm", "shuffle")
+DEFAULT_ALPHAS: tuple[float, ...] = (1e-3, 1e-2, 0.05, 0.1, 0.25, 0.5)
+DEFAULT_DELTA: float = 1e-5
+
+
+@dataclass(frozen=True)
+class BoundRequest:
+    """What to compute. ``sigma`` is the noise multiplier (noise std / C).
+
+    ``claimed_q`` / ``claimed_steps`` / ``claimed_sigma`` are what the accountant was given when
+    it differs from the code (DP103); ``target_epsilon`` without ``sigma`` asks for the sigma
+    Opacus' ``make_private_with_epsilon`` would choose. ``accountant`` names the accountant whose
+    printed epsilon the claimed side reproduces (see ``dpcheck.bounds.claimed.ACCOUNTANTS``)."""
+
+    mechanism: str
+    sigma: float | None = None
+    q: float | None = None
+    batch_size: int | None = None
+    n_records: int | None = None
+    steps: int | None = None
+    epochs: float | None = None
+    dim: int | None = None
+    delta: float = DEFAULT_DELTA
+    epsilon: float | None = None
+    alphas: tuple[float, ...] = DEFAULT_ALPHAS
+    clip: float | None = None
+    opacus_divisor: bool = False
+    drop_last: bool = False
+    accountant: str = "pld"
+    library_version: str | None = None
+    claimed_q: float | None = None
+    claimed_steps: int | None = None
+    claimed_sigma: float | None = None
+    target_epsilon: float | None = None
+
+    @property
+    def loader_length(self) -> int | None:
+        """Batches per epoch of a fixed-size loader: ceil(N/b), floor(N/b) with drop_last."""
+        if self.batch_size is None or self.n_records is None:
+            return None
+        n, b = self.n_records, self.batch_size
+        return n // b if self.drop_last else -(-n // b)
+
+    @property
+    def rate(self) -> float:
+        """The sampling rate q the code uses: given, 1/len(loader) for Opacus, else b/N."""
+        if self.q is not None:
+            return self.q
+        length = self.loader_length
+        if length is None:
+            raise ParameterError("q is unknown: give --q, or --batch-size with --N")
+        return 1.0 / length if self.opacus_divisor else self.batch_size / self.n_records  # type: ignore[operator]
+
+    @property
+    def rounds(self) -> int:
+        """T, the number of noisy releases: given, or epochs x steps per epoch. An Opacus
+        Poisson loader runs int(1/q) steps per epoch (``UniformWithReplacementSampler``), which
+        float rounding can make one less than len(loader)."""
+        if self.steps is not None:
+            return self.steps
+        if self.epochs is None:
+            raise ParameterError("the number of steps is unknown: give --steps or --epochs")
+        length = self.loader_length
+        if self.opacus_divisor:
+            per_epoch: float = int(1.0 / self.rate)
+        elif length is not None and self.q is None:
+            per_epoch = length
+        else:
+            per_epoch = 1.0 / self.rate
+        return max(int(self.epochs * per_epoch + 1e-9), 1)
+
+    @property
+    def shuffle_rounds(self) -> int:
+        """M, the batches per shuffled epoch: len(loader), or round(1/q) when only q is known."""
+        length = self.loader_length
+        return length if length is not None else max(round(1.0 / self.rate), 1)
+
+    @property
+    def shuffle_epochs(self) -> int:
+        """E, the number of shuffled epochs: given, or ceil(T / M)."""
+        if self.epochs is not None:
+            return max(math.ceil(self.epochs - 1e-9), 1)
+        return max(math.ceil(self.rounds / self.shuffle_rounds), 1)
+
+    @property
+    def accounted_rate(self) -> float:
+        """The q the accountant was given (the code's when not told otherwise)."""
+        return self.claimed_q if self.claimed_q is not None else self.rate
+
+    @property
+    def accounted_rounds(self) -> int:
+        """The T the accountant was given."""
+        return self.claimed_steps if self.claimed_steps is not None else self.rounds
+
+    def with_sigma(self, sigma: float) -> BoundRequest:
+        """The same request with sigma resolved (after a make_private_with_epsilon search)."""
+        return replace(self, sigma=sigma)
+
+
+def _positive(name: str, value: float | None, *, integer: bool = False, minimum: float = 0.0) -> None:
+    if value is None:
+        return
+    bad = isinstance(value, bool) or not math.isfinite(float(value))
+    if integer and not bad:
+        bad = int(value) != value
+    if bad or float(value) < minimum or (minimum == 0.0 and float(value) <= 0.0):
+        kind = "an integer" if integer else "a number"
+        bound = f">= {minimum:g}" if minimum > 0.0 else "> 0"
+        raise ParameterError(f"{name} must be {kind} {bound}, got {value!r}")
+
+
+def _unit(name: str, value: float | None, *, closed_high: bool) -> None:
+    if value is None:
+        return
+    v = float(value)
+    ok = math.isfinite(v) and v > 0.0 and (v <= 1.0 if closed_high else v < 1.0)
+    if not ok:
+        raise ParameterError(f"{name} must lie in (0, 1{']' if closed_high else ')'}, got {value!r}")
+
+
+def validated(request: BoundRequest) -> BoundRequest:
+    """``request`` unchanged when every parameter is in its domain; otherwise a
+    ``ParameterError`` naming the first bad one."""
+    if request.mechanism not in MECHANISM_NAMES:
+        raise ParameterError(
+            f"mechanism must be one of {', '.join(MECHANISM_NAMES)}, got {request.mechanism!r}"
+        )
+    if request.sigma is None and request.target_epsilon is None:
+        raise ParameterError("sigma is unknown: give --sigma (or a target epsilon to search it)")
+    _positive("sigma", request.sigma)
+    _positive("clip", request.clip)
+    _unit("q", request.q, closed_high=True)
+    _unit("claimed q", request.claimed_q, closed_high=True)
+    _positive("claimed sigma", request.claimed_sigma)
+    _positive("dim", request.dim, integer=True, minimum=1)
+    _positive("N", request.n_records, integer=True, minimum=2)
+    _positive("batch size", request.batch_size, integer=True, minimum=1)
+    _positive("steps", request.steps, integer=True, minimum=1)
+    _positive("claimed steps", request.claimed_steps, integer=True, minimum=1)
+    _positive("epochs", request.epochs)
+    _positive("epsilon", request.epsilon)
+    _positive("target epsilon", request.target_epsilon)
+    _unit("delta", request.delta, closed_high=False)
+    if request.batch_size is not None and request.n_records is not None:
+        if request.batch_size > request.n_records:
+            raise ParameterError(
+                f"batch size {request.batch_size} is larger than the dataset size N={request.n_records}"
+            )
+    if not request.alphas:
+        raise ParameterError("alpha: give at least one level")
+    for a in request.alphas:
+        _unit("alpha", a, closed_high=False)
+    needs_n = request.mechanism in ("easgm", "feasgm", "shuffle") or request.opacus_divisor
+    if needs_n and request.n_records is None:
+        raise ParameterError(f"N (the dataset size) is needed for {request.mechanism}: give --N")
+    if request.mechanism == "shuffle" and request.batch_size is None and request.q is None:
+        raise ParameterError("shuffle needs the batch size (--batch-size) or --q")
+    if request.opacus_divisor and request.batch_size is None:
+        raise ParameterError("--opacus-divisor needs --batch-size")
+    _unit("q", request.rate, closed_high=True)
+    _positive("steps", request.rounds, integer=True, minimum=1)
+    return request

@@ -1,0 +1,116 @@
+"""Words for a bound report: the two summary lines a finding carries, and the full text report
+of ``dpcheck bound``."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Sequence
+
+from dpcheck.bounds.pipeline import Missing
+from dpcheck.bounds.profiles import Bound
+from dpcheck.bounds.report import BoundReport
+
+MECHANISM_TITLES: dict[str, str] = {
+    "sgm": "SGM", "asgm": "ASGM", "easgm": "EASGM", "feasgm": "FEASGM", "shuffle": "shuffled",
+}
+
+
+def _num(value: float | None, digits: int = 3) -> str:
+    if value is None:
+        return "n/a"
+    if math.isinf(value):
+        return "inf"
+    return f"{value:.{digits}g}"
+
+
+def _eps(value: float | None) -> str:
+    return "inf" if value is not None and math.isinf(value) else ("n/a" if value is None else f"{value:.2f}")
+
+
+def claimed_line(report: BoundReport) -> str:
+    """"claimed eps=3.00 at delta=1e-05 (Opacus PRV, SGM+Poisson)"."""
+    name = report.claimed.curve.name.replace(" (SGM+Poisson)", ", SGM+Poisson")
+    target = report.request.target_epsilon
+    how = f"make_private_with_epsilon target, sigma={report.request.sigma:.3g}; " if target else ""
+    return f"claimed ε={_eps(report.claim.epsilon)} at δ={report.claim.delta:g} ({how}{name})"
+
+
+def corrected_line(report: BoundReport) -> str:
+    """What the mechanism really gives, ending in the verdict."""
+    r, claim = report.request, report.claim
+    title = MECHANISM_TITLES[r.mechanism]
+    check = report.corrected.divisor
+    arrow = f"→ {report.verdict}"
+    if check is not None and not check.changes:
+        sizes = ", ".join(str(n) for n in check.nearest_changes) or "none nearby"
+        return (f"no leak at this N={check.n} (divisor {check.code[1]:g} at N−1, N, N+1); "
+                f"leaks at N ∈ {{{sizes}}} {arrow}")
+    witness, guarantee = report.witness, report.guarantee
+    if r.mechanism == "sgm" and witness is not None:
+        return (f"at the code's q={r.rate:.3g}, T={r.rounds}: ε={_eps(witness.curve.epsilon_at_delta)} at "
+                f"δ={claim.delta:g} ({witness.curve.label.value}, PLD) {arrow}")
+    if r.mechanism == "shuffle" and witness is not None and guarantee is not None:
+        return (f"witness (one epoch, max test): δ={_num(witness.curve.delta_at_epsilon, 2)} at "
+                f"ε={claim.epsilon:.3g} ({witness.curve.label.value}); guarantee: (0, "
+                f"δ={_num(guarantee.curve.delta_at_epsilon, 2)}) over E={r.shuffle_epochs} epochs "
+                f"({guarantee.curve.label.value}, χ²) {arrow}")
+    if witness is not None:
+        return (f"witness: this {title} update is no better than δ={_num(witness.curve.delta_at_epsilon, 2)} "
+                f"at ε={claim.epsilon:.3g} ({_label_words(witness)}) {arrow}")
+    if guarantee is not None:
+        return (f"guarantee: ε={_eps(guarantee.curve.epsilon_at_delta)} at δ={claim.delta:g} "
+                f"({guarantee.curve.label.value}) {arrow}")
+    return f"no guarantee for this {title} update reaches the claim {arrow}"
+
+
+def _label_words(bound: Bound) -> str:
+    label = bound.curve.label.value
+    return f"{label}, exact" if label == "own" and "PLD" not in " ".join(bound.curve.notes) else label
+
+
+def summary_lines(report: BoundReport, missing: Sequence[Missing] = ()) -> list[str]:
+    """The two lines the text renderer prints verbatim under a finding."""
+    second = corrected_line(report)
+    assumed = [f"{m.param} ({m.assumed})" for m in missing if m.assumed]
+    if assumed:
+        second += " · assumed: " + "; ".join(assumed)
+    return [claimed_line(report), second]
+
+
+def missing_lines(mechanism: str, missing: Sequence[Missing]) -> list[str]:
+    """The two lines of a finding whose bound could not be computed."""
+    needed = [m for m in missing if m.assumed is None]
+    names = ", ".join(m.param for m in needed)
+    advice = "; ".join(f"--param {m.param}=VALUE" for m in needed)
+    return [f"no {MECHANISM_TITLES.get(mechanism, mechanism)} bound: {names} could not be resolved",
+            f"supply it with {advice} (or [tool.dpcheck.params] in pyproject.toml)"]
+
+
+def _bound_block(title: str, bound: Bound | None, alphas: Sequence[float]) -> Iterator[str]:
+    if bound is None:
+        yield f"{title}: none"
+        return
+    c = bound.curve
+    yield f"{title}: {c.name}  [{c.label.value}, {c.kind.value}]{'' if c.valid else '  (NOT VALID)'}"
+    yield f"  ε at δ: {_num(c.epsilon_at_delta, 4)}    δ at ε: {_num(c.delta_at_epsilon, 4)}"
+    betas = c.beta_at(alphas)
+    yield "  curve:  " + "  ".join(f"β({a:g})={b:.4f}" for a, b in zip(alphas, betas))
+    for note in c.notes:
+        yield f"  note: {note}"
+
+
+def text_report(report: BoundReport) -> str:
+    """The human-readable report of ``dpcheck bound``."""
+    r, alphas = report.request, list(report.request.alphas)
+    inputs = ", ".join(f"{k}={v}" for k, v in report.inputs().items()
+                       if v is not None and k not in ("alphas", "sigma_semantics"))
+    lines = [f"mechanism: {MECHANISM_TITLES[r.mechanism]} ({r.mechanism})",
+             f"inputs: {inputs}", "σ is the noise multiplier (noise std / clip norm)", ""]
+    for title, bound in (("claimed", report.claimed), ("witness", report.witness),
+                         ("guarantee", report.guarantee)):
+        lines.extend(_bound_block(title, bound, alphas))
+        lines.append("")
+    lines.extend(f"note: {n}" for n in report.notes)
+    lines.append(f"verdict: {report.verdict}")
+    lines.extend(summary_lines(report))
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,121 @@
+"""`dpcheck bound`: JSON shape, verdicts, parameter errors and the plot, run through the CLI."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import dp_accounting
+import pytest
+from dp_accounting import pld
+from opacus.accountants.utils import get_noise_multiplier
+
+from dpcheck.bounds.claimed import accountant_model, opacus_sigma
+from dpcheck.cli import main
+
+
+def run_json(capsys: pytest.CaptureFixture[str], *args: str) -> dict:
+    assert main(["bound", *args, "--format", "json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_sgm_json_shape_and_dp_accounting_agreement(capsys: pytest.CaptureFixture[str]) -> None:
+    out = run_json(capsys, "sgm", "--sigma", "1", "--q", "0.01", "--steps", "1000")
+    assert set(out) >= {"mechanism", "inputs", "claimed", "witness", "guarantee", "verdict"}
+    claimed = out["claimed"]
+    assert [p["alpha"] for p in claimed["curve"]] == [1e-3, 1e-2, 0.05, 0.1, 0.25, 0.5]
+    for key in ("label", "kind", "epsilon_at_delta", "delta_at_epsilon", "notes", "valid"):
+        assert key in claimed
+    # math-spec §2.7: the exact value is 1.8282; dp_accounting's PLD accountant as the oracle
+    accountant = pld.PLDAccountant(value_discretization_interval=1e-4)
+    accountant.compose(dp_accounting.SelfComposedDpEvent(
+        dp_accounting.PoissonSampledDpEvent(0.01, dp_accounting.GaussianDpEvent(1.0)), 1000))
+    assert claimed["epsilon_at_delta"] == pytest.approx(accountant.get_epsilon(1e-5), abs=2e-3)
+    assert out["witness"] is None and out["verdict"] == "consistent"
+
+
+def test_alpha_option_selects_the_curve_points(capsys: pytest.CaptureFixture[str]) -> None:
+    out = run_json(capsys, "sgm", "--sigma", "1", "--q", "0.01", "--steps", "100", "--alpha", "0.2", "--alpha", "0.3")
+    assert [p["alpha"] for p in out["guarantee"]["curve"]] == [0.2, 0.3]
+
+
+def test_asgm_is_violated(capsys: pytest.CaptureFixture[str]) -> None:
+    out = run_json(capsys, "asgm", "--sigma", "1", "--q", "0.01", "--steps", "500", "--accountant", "opacus-rdp")
+    assert out["verdict"] == "violated" and out["witness"]["label"] == "own"
+    assert out["witness"]["epsilon_at_delta"] > out["claimed"]["epsilon_at_delta"]
+
+
+def test_feasgm_divisor_report(capsys: pytest.CaptureFixture[str]) -> None:
+    out = run_json(capsys, "feasgm", "--sigma", "1", "--batch-size", "256", "--N", "60000", "--epochs", "1",
+                   "--opacus-divisor", "--dim", "1000")
+    assert out["divisor"]["code"] == [255.0, 255.0, 255.0] and out["divisor"]["changes"] is False
+    assert out["verdict"] == "consistent"
+
+
+def test_easgm_small_setting_has_witness_and_guarantee(capsys: pytest.CaptureFixture[str]) -> None:
+    out = run_json(capsys, "easgm", "--sigma", "2", "--q", "0.5", "--N", "4", "--steps", "1", "--dim", "50",
+                   "--epsilon", "0.5")
+    assert out["witness"]["kind"] == "witness" and out["guarantee"]["label"] == "reconstructed"
+    for w, g in zip(out["witness"]["curve"], out["guarantee"]["curve"]):
+        assert g["beta"] <= w["beta"] + 1e-6  # guarantee <= truth <= witness
+    assert out["verdict"] == "violated"
+
+
+def test_shuffle_is_unsupported(capsys: pytest.CaptureFixture[str]) -> None:
+    out = run_json(capsys, "shuffle", "--sigma", "1", "--batch-size", "250", "--N", "50000", "--epochs", "8")
+    assert out["inputs"]["rounds_per_epoch"] == 200
+    assert out["verdict"] == "unsupported"
+
+
+@pytest.mark.parametrize("args, word", [
+    (["sgm", "--sigma", "0", "--q", "0.1", "--steps", "10"], "sigma"),
+    (["sgm", "--sigma", "1", "--q", "1.5", "--steps", "10"], "q"),
+    (["sgm", "--sigma", "1", "--q", "0", "--steps", "10"], "q"),
+    (["easgm", "--sigma", "1", "--q", "0.1", "--steps", "10", "--N", "100", "--dim", "0"], "dim"),
+    (["easgm", "--sigma", "1", "--q", "0.1", "--steps", "10", "--N", "1"], "N"),
+    (["shuffle", "--sigma", "1", "--batch-size", "200", "--N", "100", "--epochs", "1"], "batch size"),
+    (["sgm", "--sigma", "1", "--q", "0.1", "--steps", "10", "--delta", "1"], "delta"),
+    (["sgm", "--sigma", "1", "--q", "0.1", "--steps", "10", "--delta", "0"], "delta"),
+])
+def test_bad_parameters_exit_2_naming_them(args: list[str], word: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["bound", *args]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("dpcheck: error: ") and word in err and "Traceback" not in err
+
+
+def test_text_output_is_readable(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["bound", "asgm", "--sigma", "1", "--q", "0.01", "--steps", "200"]) == 0
+    text = capsys.readouterr().out
+    assert "verdict: violated" in text and "β(0.001)=" in text and "witness: ASGM witness" in text
+
+
+def test_plot_writes_a_png(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import matplotlib.image
+
+    target = tmp_path / "bound.png"
+    assert main(["bound", "asgm", "--sigma", "1", "--q", "0.01", "--steps", "200", "--plot", str(target)]) == 0
+    assert target.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    height, width = matplotlib.image.imread(target).shape[:2]
+    assert width > 800 and height > 400
+
+
+@pytest.mark.parametrize("target, q, epochs", [(3.0, 0.02, 10), (1.0, 0.004, 5)])
+def test_sigma_search_matches_opacus_rdp(target: float, q: float, epochs: int) -> None:
+    steps = int(epochs / q)
+    model = accountant_model("opacus-rdp", "1.4.0")
+    ours = opacus_sigma(target, 1e-5, q, steps, lambda s: model.epsilon(q, s, steps, 1e-5))
+    theirs = get_noise_multiplier(target_epsilon=target, target_delta=1e-5, sample_rate=q, epochs=epochs,
+                                  accountant="rdp")
+    assert math.isclose(ours, theirs, rel_tol=1e-9)
+
+
+def test_dp101_worked_example_numbers_match_the_engine(capsys: pytest.CaptureFixture[str]) -> None:
+    from dpcheck.catalog import load_catalog
+
+    rationale = load_catalog().get("DP101").rationale
+    out = run_json(capsys, "asgm", "--sigma", "1.1", "--q", str(256 / 60000), "--steps", "2343",
+                   "--accountant", "opacus-rdp")
+    assert f"prints ε = {out['claimed']['epsilon_at_delta']:.2f}" in rationale
+    assert f"needs ε = {out['witness']['epsilon_at_delta']:.2f}" in rationale
+    assert f"gives δ = {out['witness']['delta_at_epsilon']:.2f}" in rationale
