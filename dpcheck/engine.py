@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -19,10 +19,11 @@ from dpcheck.discover.facts import ProjectFacts, collect_facts
 from dpcheck.discover.files import discover_files
 from dpcheck.discover.pins import Pin
 from dpcheck.errors import DpcheckError
-from dpcheck.model import Finding, ParamValue, ScanError, ScanResult, Severity, Span
+from dpcheck.model import Finding, ParamValue, Pipeline, ScanError, ScanResult, Severity, Span
 from dpcheck.parse.analysis import FileAnalysis, analyze_file
 from dpcheck.parse.cache import AnalysisCache
 from dpcheck.parse.source import MAX_FILE_BYTES, blob_id
+from dpcheck.progress import ProgressCallback
 from dpcheck.project import Project
 from dpcheck.suppress import Suppression, apply_suppressions
 
@@ -105,7 +106,12 @@ class _Analyzer:
         self.jobs = jobs
         self.markers = tuple(CANDIDATE_MARKERS)
 
-    def run(self, items: Sequence[tuple[str, bytes]], force: bool = False) -> list[FileAnalysis]:
+    def run(
+        self,
+        items: Sequence[tuple[str, bytes]],
+        force: bool = False,
+        progress: ProgressCallback | None = None,
+    ) -> list[FileAnalysis]:
         variant = "summary" if force else ""
         results: dict[str, FileAnalysis] = {}
         todo: list[tuple[str, bytes, str]] = []
@@ -117,15 +123,35 @@ class _Analyzer:
             else:
                 todo.append((rel, data, key))
         jobs = [(rel, data, self.markers, force, MAX_FILE_BYTES) for rel, data, _ in todo]
+        counted = _counted(len(items) - len(jobs), len(items), progress)
         if self.jobs > 1 and len(jobs) >= _PARALLEL_THRESHOLD:
             with ProcessPoolExecutor(max_workers=self.jobs) as pool:
-                fresh = list(pool.map(_analyze_job, jobs, chunksize=4))
+                fresh = counted(pool.map(_analyze_job, jobs, chunksize=4))
         else:
-            fresh = [_analyze_job(job) for job in jobs]
+            fresh = counted(map(_analyze_job, jobs))
         for (rel, _, key), data in zip(todo, fresh):
             self.cache.put(key, data)
             results[rel] = FileAnalysis.from_json(data)
         return [results[rel] for rel, _ in items]
+
+
+def _counted(
+    done: int, total: int, progress: ProgressCallback | None
+) -> Callable[[Iterable[dict[str, object]]], list[dict[str, object]]]:
+    """Collects analysis results, reporting ``done/total`` files after each (cached files
+    count as done from the start)."""
+
+    def collect(results: Iterable[dict[str, object]]) -> list[dict[str, object]]:
+        collected: list[dict[str, object]] = []
+        if progress is not None:
+            progress("analysing files", done, total)
+        for data in results:
+            collected.append(data)
+            if progress is not None:
+                progress("analysing files", done + len(collected), total)
+        return collected
+
+    return collect
 
 
 def _relative(path: Path, root: Path) -> str:
@@ -167,8 +193,19 @@ def _per_file_ignored(finding: Finding, config: Config) -> bool:
     )
 
 
-def run(settings: Settings) -> ScanResult:
-    """Scan with settled settings and return everything found."""
+def attach_bounds(findings: Sequence[Finding], pipelines: Sequence[Pipeline]) -> list[Finding]:
+    """Corrected bounds on the DP101-DP105 findings; the numeric engine is imported only when
+    there is a finding to attach to, so a clean scan pays nothing for it."""
+    if not findings:
+        return []
+    from dpcheck.bounds import attach_bounds as attach
+
+    return attach(findings, pipelines)
+
+
+def run(settings: Settings, progress: ProgressCallback | None = None) -> ScanResult:
+    """Scan with settled settings and return everything found; ``progress``, if given, hears
+    ``("analysing files", done, total)`` as files are analysed."""
     options, config, root = settings.options, settings.config, settings.root
     discovered = discover_files(options.paths, include=config.include, exclude=config.exclude)
     explicit_files = all(p.is_file() for p in options.paths)
@@ -197,7 +234,7 @@ def run(settings: Settings) -> ScanResult:
     cache_dir = options.cache_dir or root / CACHE_DIRNAME
     cache = AnalysisCache(cache_dir if options.use_cache else None, f"max={MAX_FILE_BYTES}")
     analyzer = _Analyzer(cache, options.jobs or os.cpu_count() or 1)
-    analyses = {a.path: a for a in analyzer.run(sorted(contents.items()))}
+    analyses = {a.path: a for a in analyzer.run(sorted(contents.items()), progress=progress)}
 
     def load_summary(rel: str) -> dict | None:
         analysis = analyses[rel]
@@ -250,7 +287,7 @@ def run(settings: Settings) -> ScanResult:
     result.pipelines = sorted(
         (p for p in pipelines if project.is_reported(p.path)), key=lambda p: (p.path, p.line, p.entry)
     )
-    result.findings = sorted(outcome.kept, key=Finding.sort_key)
+    result.findings = sorted(attach_bounds(outcome.kept, pipelines), key=Finding.sort_key)
     result.suppressed = outcome.suppressed
     if settings.strict:
         result.suppression_issues = [

@@ -8,9 +8,11 @@ import sys
 from pathlib import Path
 
 from dpcheck.config import FAIL_ON_LEVELS, parse_cli_params
-from dpcheck.engine import ScanOptions, run, settle
+from dpcheck.engine import ScanOptions, settle
 from dpcheck.errors import DpcheckError
+from dpcheck.gate import GateOptions, GateOutcome, gated_scan
 from dpcheck.model import ScanResult, Severity
+from dpcheck.progress import progress_display
 
 FORMATS = ("text", "json", "sarif", "github")
 
@@ -30,9 +32,28 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     p.add_argument("paths", nargs="*", type=Path, default=[Path(".")], metavar="PATH")
     p.add_argument("--format", choices=FORMATS, default="text", help="output format (default text)")
     p.add_argument("--output", "-o", type=Path, help="write the report to FILE instead of stdout")
+    p.add_argument("--fail-on", choices=FAIL_ON_LEVELS, help="lowest severity that makes the exit code 1 (default error)")
+    p.add_argument(
+        "--new-since",
+        metavar="REF",
+        help="report only findings absent from the scan of git REF's tree (a PR's base branch)",
+    )
+    p.add_argument(
+        "--baseline",
+        type=Path,
+        metavar="FILE",
+        help="drop findings accepted in FILE (written by `dpcheck baseline write FILE`)",
+    )
+    p.add_argument("--plot-dir", type=Path, metavar="DIR",
+                   help="write one PNG per finding's bound (claimed vs witness vs guarantee) to DIR")
+    add_scan_options(p)
+    p.set_defaults(func=execute)
+
+
+def add_scan_options(p: argparse.ArgumentParser) -> None:
+    """The options that choose what a scan finds (shared with ``dpcheck baseline write``)."""
     p.add_argument("--select", action="append", metavar="RULES", help="only these rules (comma-separated ids or prefixes)")
     p.add_argument("--ignore", action="append", metavar="RULES", help="skip these rules")
-    p.add_argument("--fail-on", choices=FAIL_ON_LEVELS, help="lowest severity that makes the exit code 1 (default error)")
     p.add_argument("--config", type=Path, help="configuration file (default: the project's pyproject.toml)")
     p.add_argument("--jobs", "-j", type=int, help="parallel processes (default: CPU count)")
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the analysis cache")
@@ -47,7 +68,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     )
     p.add_argument("--strict", action="store_true", help="also report blanket and unused suppressions")
     p.add_argument("--quiet", "-q", action="store_true", help="only findings and the summary line")
-    p.set_defaults(func=execute)
+
+
+def scan_options(args: argparse.Namespace) -> ScanOptions:
+    """``ScanOptions`` from the options added by ``add_scan_options`` and ``args.paths``."""
+    if args.jobs is not None and args.jobs < 1:
+        raise DpcheckError(f"--jobs must be at least 1, got {args.jobs}")
+    return ScanOptions(
+        paths=tuple(args.paths),
+        select=_codes(args.select),
+        ignore=_codes(args.ignore),
+        params=parse_cli_params(args.param),
+        config_path=args.config,
+        jobs=args.jobs,
+        use_cache=not args.no_cache,
+        cache_dir=args.cache_dir,
+        strict=args.strict,
+    )
 
 
 def exit_code(result: ScanResult, fail_on: str, strict: bool) -> int:
@@ -63,21 +100,16 @@ def execute(args: argparse.Namespace) -> int:
     """Run the scan and write the report; the exit code follows ``--fail-on``."""
     from dpcheck.report import render
 
-    if args.jobs is not None and args.jobs < 1:
-        raise DpcheckError(f"--jobs must be at least 1, got {args.jobs}")
-    options = ScanOptions(
-        paths=tuple(args.paths),
-        select=_codes(args.select),
-        ignore=_codes(args.ignore),
-        params=parse_cli_params(args.param),
-        config_path=args.config,
-        jobs=args.jobs,
-        use_cache=not args.no_cache,
-        cache_dir=args.cache_dir,
-        strict=args.strict,
-    )
-    settings = settle(options)
-    result = run(settings)
+    settings = settle(scan_options(args))
+    with progress_display(args.quiet) as progress:
+        outcome = gated_scan(settings, GateOptions(args.new_since, args.baseline), progress)
+    result = outcome.result
+    if args.plot_dir is not None:
+        from dpcheck.bounds.plot import plot_findings
+
+        plot_findings(result.findings, result.pipelines, args.plot_dir)
+    if not args.quiet:
+        _note_dropped(outcome, args.new_since, args.baseline)
     sources = {
         f.span.path: text
         for f in result.findings
@@ -108,6 +140,18 @@ def execute(args: argparse.Namespace) -> int:
     if any(e.message.startswith("internal error") for e in result.errors):
         return 2
     return exit_code(result, args.fail_on or settings.config.fail_on or "error", settings.strict)
+
+
+def _note_dropped(outcome: GateOutcome, ref: str | None, baseline: Path | None) -> None:
+    """Say on stderr how many known findings the gate left out of the report."""
+    if ref is not None:
+        sys.stderr.write(f"dpcheck: {_findings(outcome.known_at_ref)} also present at {ref}, not reported\n")
+    if baseline is not None:
+        sys.stderr.write(f"dpcheck: {_findings(outcome.in_baseline)} accepted in {baseline}, not reported\n")
+
+
+def _findings(n: int) -> str:
+    return f"{n} finding{'' if n == 1 else 's'}"
 
 
 def _read_text(path: Path) -> str | None:
