@@ -143,7 +143,7 @@ def normalized(request: BoundRequest, claim: Claim) -> Corrected:
                      "eps, so no guarantee can be better")
         return Corrected(witness, None, tuple(notes), check)
     components = normalized_components(size, q, sigma, one_minus_s)
-    upper, _ = normalized_rounds(components, request.dim, steps)
+    upper, _ = normalized_rounds(components, request.dim, steps, optimistic=False)
     guarantee = bound(upper, Label.RECONSTRUCTED, Kind.GUARANTEE,
                       f"{request.mechanism.upper()} per-pair guarantee, T rounds by PLD",
                       ("worst-case pair of math-spec §3.2 with the batch index (k, j) revealed; the paper's "

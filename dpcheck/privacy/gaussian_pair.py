@@ -21,13 +21,13 @@ from typing import Callable
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.special import log_ndtr, ndtr
+from scipy.special import chdtr, chdtrc, log_ndtr, ndtr
 from scipy.stats import chi2, ncx2
 
 from dpcheck.errors import ParameterError
 from dpcheck.privacy._numerics import FloatArray, bisect_decreasing
 from dpcheck.privacy.gdp import GaussianShiftPair
-from dpcheck.privacy.protocols import LossPair
+from dpcheck.privacy.pld import LossTails
 
 SPLIT_BELOW: float = 1e-6
 """Below this 1 - s the ``ncx2`` route is not trusted (§4.4) and the split evaluator is used."""
@@ -62,8 +62,7 @@ def chi2_logcdf(x: ArrayLike, dof: float) -> FloatArray:
     r = y/k, u = (y - k)/sqrt(k), and F = Phi(w) + phi(w)(1/w - 1/u) in the lower tail.
     """
     xs = np.asarray(x, dtype=float)
-    with np.errstate(divide="ignore"):
-        out = np.asarray(chi2.logcdf(xs, dof), dtype=float)
+    out = _chi2_logcdf_direct(xs, dof)
     if dof < CHI2_SADDLEPOINT_DOF:
         return out
     k = 0.5 * dof
@@ -79,11 +78,25 @@ def chi2_logcdf(x: ArrayLike, dof: float) -> FloatArray:
     return out
 
 
+def _chi2_logcdf_direct(x: FloatArray, dof: float) -> FloatArray:
+    """log P(chi2(dof) <= x) from the regularised incomplete gamma functions: the log of the cdf
+    below the mean, log1p(-sf) above it (each accurate where it is used), without the generic
+    per-call median search of ``scipy.stats`` (milliseconds at dof ~ 1e9)."""
+    out = np.full(x.shape, -np.inf)
+    low = (x > 0.0) & (x < dof)
+    high = x >= dof
+    with np.errstate(divide="ignore"):
+        out[low] = np.log(chdtr(dof, x[low]))
+        out[high] = np.log1p(-chdtrc(dof, x[high]))
+    out[np.isnan(x)] = np.nan
+    return out
+
+
 def _interval_prob(lo: FloatArray, hi: FloatArray) -> FloatArray:
-    """P(lo <= Z <= hi) for standard normal Z, without cancellation in either tail."""
-    upper = ndtr(-lo) - ndtr(-hi)
-    lower = ndtr(hi) - ndtr(lo)
-    return np.where(lo > 0.0, upper, lower)
+    """P(lo <= Z <= hi) for standard normal Z, without cancellation in either tail: an interval
+    right of 0 is mirrored to the left, where ndtr keeps its digits (two ndtr calls, not four)."""
+    right = lo > 0.0
+    return ndtr(np.where(right, -lo, hi)) - ndtr(np.where(right, -hi, lo))
 
 
 def solve_monotone(
@@ -122,6 +135,10 @@ def chunked(tau: FloatArray, width: int, fn: Callable[[FloatArray], FloatArray])
     return np.concatenate([fn(tau[i : i + size]) for i in range(0, tau.size, size)] or [tau])
 
 
+_NDTR_ZERO: float = 40.0
+"""ndtr(-z) is exactly 0.0 in double precision for z beyond this."""
+
+
 def first_coordinate_probs(
     u: FloatArray, mu: ArrayLike, e: float
 ) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
@@ -145,6 +162,10 @@ def first_coordinate_probs(
     qq = 0.5 * (big_b + np.sqrt(np.where(nonempty, disc, 1.0)))
     lo, hi = big_c / qq, qq / half_a
     lo_q, hi_q = (lo - m) / s, (hi - m) / s
+    if np.all(nonempty) and min(np.min(hi), np.min(hi_q)) > _NDTR_ZERO:
+        # The far root lies where ndtr(-hi) is exactly 0 in double precision: one-sided events
+        # (the common case when s is close to 1, e.g. s = N/(N+1)), half the ndtr calls.
+        return ndtr(-lo), ndtr(lo), ndtr(-lo_q), ndtr(lo_q)
     return (
         np.where(nonempty, _interval_prob(lo, hi), 0.0),
         np.where(nonempty, ndtr(lo) + ndtr(-hi), 1.0),
@@ -237,6 +258,43 @@ class _ContractedPair:
             return np.where(t > 0.0, sf(np.maximum(t, 0.0) / self.s**2), 1.0)
         return chunked(tau, self._weights().size, self._split_beta)
 
+    def tails(self, tau: FloatArray) -> FloatArray:
+        """Rows (P(l >= tau), P(l < tau), Q(l >= tau), Q(l < tau)), each accurate where small."""
+        if self.split:
+            return chunked(tau, self._weights().size, self._split_tails)
+        t = self._r_threshold(tau)
+        inside = t > 0.0
+        t_pos = np.maximum(t, 0.0)
+        p_above, p_below = self._cdf_sf(t_pos, self.lam0)
+        q_above, q_below = self._cdf_sf(t_pos / self.s**2, self.lam1)
+        return np.stack(
+            [
+                np.where(inside, p_above, 0.0),
+                np.where(inside, p_below, 1.0),
+                np.where(inside, q_above, 0.0),
+                np.where(inside, q_below, 1.0),
+            ],
+            axis=1,
+        )
+
+    def _cdf_sf(self, t: FloatArray, lam: float) -> tuple[FloatArray, FloatArray]:
+        """(cdf, sf) of R at t; one chi-square evaluation for the pure variance pair."""
+        if self.mu == 0.0:
+            log_cdf = chi2_logcdf(t, self.n)
+            return np.exp(log_cdf), -np.expm1(log_cdf)
+        cdf, sf = self._dist(lam)
+        return cdf(t), sf(t)
+
+    def _split_tails(self, tau: FloatArray) -> FloatArray:
+        """``tails`` by the split evaluator: each tail is a direct weighted sum (small values keep
+        their digits)."""
+        weights = self._weights()
+        u_p = tau[:, None] - self._split_loss2(under_q=False)[None, :]
+        in_p, out_p, _, _ = first_coordinate_probs(u_p, self.mu, self.e)
+        u_q = tau[:, None] - self._split_loss2(under_q=True)[None, :]
+        _, _, in_q, out_q = first_coordinate_probs(u_q, self.mu, self.e)
+        return np.stack([in_p @ weights, out_p @ weights, in_q @ weights, out_q @ weights], axis=1)
+
     def _split_alpha(self, tau: FloatArray) -> FloatArray:
         """alpha by the split evaluator: E over R' of P(x1 in the interval {l1 >= tau - l2})."""
         u = tau[:, None] - self._split_loss2(under_q=False)[None, :]
@@ -324,9 +382,21 @@ class ScaledGaussianPair:
         out = self._core.alpha(-t) if self._swapped else self._core.beta(t)
         return np.asarray(out, dtype=float).reshape(np.shape(tau))
 
-    def reversed(self) -> LossPair:
+    def reversed(self) -> ScaledGaussianPair:
         """(Q, P), which is (N(0, I_n), N(-(mu/s) e1, s^-2 I_n)) after an affine change of variables."""
         return ScaledGaussianPair(self.n, self.mu / self.s, 1.0 / self.s, -self.one_minus_s / self.s)
+
+    def tails(self, offset: int, size: int, interval: float) -> LossTails:
+        """The four loss tails on the grid (offset + k) interval, k < size, in one evaluation
+        (for ``PrivacyLossDistribution.from_tails``: both directions, both estimates)."""
+        if self._swapped:
+            return self.reversed().tails(-(offset + size - 1), size, interval).reversed()
+        grid = (offset + np.arange(size)) * interval
+        if isinstance(self._core, GaussianShiftPair):
+            rows = np.stack(_shift_probs(grid, np.float64(self.mu)), axis=1)
+        else:
+            rows = self._core.tails(grid)
+        return LossTails(interval, offset, rows[:, 0], rows[:, 1], rows[:, 2], rows[:, 3])
 
     def tradeoff(self, alpha: ArrayLike) -> FloatArray:
         """T(P, Q)(alpha): the smallest type-II error of a level-alpha test of P against Q."""

@@ -40,15 +40,24 @@ class Mixture:
     def _mix(self, values: Sequence[FloatArray]) -> FloatArray:
         return sum((w * v for w, v in zip(self.weights, values)), start=np.zeros(()))
 
+    def _mix_probability(self, values: Sequence[FloatArray], shape: tuple[int, ...]) -> FloatArray:
+        """sum_i w_i v_i for probabilities v_i, summed as 1 - sum_i w_i (1 - v_i) where that is
+        the more accurate form (above 1/2): a sure event then gives exactly 1, where the direct
+        sum of the weights can stop an ulp short (which stalled the PLD's tail search)."""
+        direct = self._mix(values)
+        complement = self._mix([1.0 - v for v in values])
+        out = np.where(direct <= 0.5, direct, 1.0 - complement)
+        return np.broadcast_to(np.clip(out, 0.0, 1.0), shape).copy()
+
     def alpha(self, tau: FloatArray) -> FloatArray:
         """sum_i w_i P_i(l_i >= tau)."""
         t = as_array(tau)
-        return np.broadcast_to(self._mix([p.alpha(t) for p in self.pairs]), t.shape).copy()
+        return self._mix_probability([p.alpha(t) for p in self.pairs], t.shape)
 
     def beta(self, tau: FloatArray) -> FloatArray:
         """sum_i w_i Q_i(l_i < tau)."""
         t = as_array(tau)
-        return np.broadcast_to(self._mix([p.beta(t) for p in self.pairs]), t.shape).copy()
+        return self._mix_probability([p.beta(t) for p in self.pairs], t.shape)
 
     def reversed(self) -> Mixture:
         """The other direction: the same weights over the reversed components."""

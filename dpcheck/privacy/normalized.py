@@ -8,17 +8,32 @@ mu = k(1-s)/sigma when the target is not sampled and (k(1-s) + s)/sigma when it 
 * ``normalized_mixture`` / ``easgm_mixture`` / ``feasgm_mixture`` / ``asgm_mixture`` build the
   one-round mixtures (label *reconstructed*: the papers' theorem texts were not recovered, and
   revealing (k, j) makes this a per-pair lower bound, not a certificate for the mechanism).
+  Revealing j (target sampled or not) forfeits amplification by subsampling, so over many
+  rounds the guarantee is far looser than the claim even where n adds little: at N = 60000,
+  q = 256/60000, sigma = 1.1, T = 3500 the revealed-index SGM part alone has eps(1e-5) = 25.43
+  (claimed: 1.13), the variance part alone 8.24, and the T-round guarantee 28.18.
 * ``normalized_rounds`` composes T rounds through PLDs. All components share s and n, and each is
   the product of a 1-D pair in x1 and the pure variance pair on the other n-1 coordinates, so the
-  mixture factorises as (1-D index-revealed mixture) x (variance pair). T rounds are then
-  (1-D mixture)^T x (variance pair on (n-1) T coordinates): exact, and fast for n ~ 1e6.
+  mixture factorises as (1-D index-revealed mixture) x (variance pair): exact, and fast for
+  n ~ 1e6; T rounds are its PLD self-composed.
+  The 1-D mixture's PLDs (both directions, both estimates) come from one pass over its loss
+  tails on the grid, each component evaluated only where its tails are not 0 or 1; neighbouring
+  shifts are merged (within a budget on the mean loss), rounding the shift up for the
+  pessimistic PLD and down for the optimistic one. That is rigorous: for P = N(0,1),
+  Q = N(mu, s^2), s <= 1, delta(eps) = int (q_mu - e^eps p)_+ has derivative in mu equal to
+  int_A (x - mu)/s^2 q_mu over A = {q_mu > e^eps p}, an interval centred at mu/(1 - s^2) >= mu
+  (a half-line to the right when s = 1), where the integrand is odd about mu: so it is >= 0.
+  In the other direction A is replaced by its complement and the sign by -e^eps, and
+  int_R (x - mu) q_mu = 0, so it is >= 0 too. A larger shift is thus less private for every eps
+  in both directions, and the merged mixtures dominate / are dominated by the exact one.
 * The ASGM witness (§5.2, label *own*): at least as leaky as SGM at sigma/2 (batch size observed).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Literal, overload
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -42,7 +57,13 @@ from dpcheck.privacy.gaussian_pair import (
 )
 from dpcheck.privacy.gdp import TrivialPair
 from dpcheck.privacy.mixture import Mixture
-from dpcheck.privacy.pld import PrivacyLossDistribution, TwoSidedPLD, default_interval
+from dpcheck.privacy.pld import (
+    LossTails,
+    PrivacyLossDistribution,
+    TwoSidedPLD,
+    default_interval,
+    grid_range,
+)
 from dpcheck.privacy.protocols import LossPair
 from dpcheck.privacy.sgm import poisson_sgm_pld_bracket
 
@@ -52,6 +73,23 @@ BINOMIAL_SDS: float = 10.0
 BINOMIAL_TAIL: float = 1e-18
 """... widened to the binomial quantiles at this tail mass, so the dropped mass stays negligible
 next to the PLD tail truncation (1e-16) even when N q is small and the tails are heavy."""
+
+
+MERGE_BUDGET: float = 0.25
+"""Default budget of ``normalized_rounds`` for merging components, in grid steps over all T
+rounds: the merged mixtures' mean loss over T rounds moves by at most this many intervals h."""
+
+_MERGE_BISECTIONS = 16
+
+COMPOSED_POINTS: int = 1 << 20
+"""Largest T-round grid (points) ``normalized_rounds`` aims for with its default interval."""
+
+SPREAD_SDS: float = 10.0
+"""Half-width, in standard deviations, of the T-round loss range that the grid must hold."""
+
+SUPPORT_SDS: float = 12.0
+"""A 1-D component's tails are evaluated only where its loss can be reached with |z| <= this
+many standard deviations under P or Q; beyond, they are 0 or 1 up to 2e-33."""
 
 
 @dataclass(frozen=True)
@@ -221,21 +259,55 @@ class FirstCoordinateMixture:
             return self._probs(-as_array(tau))[0]
         return self._probs(as_array(tau))[1]
 
-    def hockey_stick(self, eps: FloatArray) -> FloatArray:
-        """delta_{Q||P}(eps) = 1 - beta(eps) - e^eps alpha(eps), from one pass over the components
-        (the PLD builder's pessimistic route calls this on its whole grid)."""
-        e = as_array(eps)
-        first, second = self._probs(-e if self.swapped else e)
-        alpha, beta = (second, first) if self.swapped else (first, second)
-        return np.maximum(1.0 - beta - np.exp(e) * alpha, 0.0)
-
     def reversed(self) -> FirstCoordinateMixture:
         if self.one_minus_s == 0.0:
             return self  # Gaussian shifts and trivial pairs are their own reverses
         return FirstCoordinateMixture(self.weights, self.mus, self.one_minus_s, not self.swapped)
 
+    def tails(self, offset: int, size: int, interval: float) -> LossTails:
+        """The four loss tails on the grid (offset + k) interval, k < size, in one pass over the
+        components; the weight missing from 1 is the fully distinguishable part (+inf under Q)."""
+        if self.swapped:
+            return replace(self, swapped=False).tails(-(offset + size - 1), size, interval).reversed()
+        grid = (offset + np.arange(size)) * interval
+        lo, hi = self._loss_support()
+        first = np.searchsorted(grid, lo, side="left")
+        stop = np.searchsorted(grid, hi, side="right")
+        # Left of a component's support all of its mass has l >= tau; right of it, l < tau.
+        starts, ends = np.zeros(size + 1), np.zeros(size + 1)
+        np.add.at(starts, first, self.weights)
+        np.add.at(ends, stop, self.weights)
+        above = np.cumsum(starts[::-1])[::-1][1:]
+        below = np.cumsum(ends)[:size]
+        p_above, p_below, q_above, q_below = above.copy(), below.copy(), above.copy(), below
+        for w, mu, i, j in zip(self.weights, self.mus, first, stop):
+            if i < j:
+                in_p, out_p, in_q, out_q = first_coordinate_probs(grid[i:j], mu, self.one_minus_s)
+                p_above[i:j] += w * in_p
+                p_below[i:j] += w * out_p
+                q_above[i:j] += w * in_q
+                q_below[i:j] += w * out_q
+        disjoint = max(1.0 - math.fsum(self.weights), 0.0)
+        return LossTails(interval, offset, p_above, p_below + disjoint, q_above + disjoint, q_below)
 
-def _factorised(components: Components, dim: int) -> tuple[LossPair, LossPair | None]:
+    def _loss_support(self) -> tuple[FloatArray, FloatArray]:
+        """Per component, the range of l1(x) = x^2/2 - (x - mu)^2/(2 s^2) - log s over x within
+        SUPPORT_SDS standard deviations of the mean under P (0) or Q (mu): l1 is concave (linear
+        when s = 1), so its minimum is at an end and its maximum at the vertex mu/(1 - s^2)
+        clipped to the range."""
+        e = self.one_minus_s
+        s = 1.0 - e
+        x_lo = np.full_like(self.mus, -SUPPORT_SDS)
+        x_hi = np.maximum(SUPPORT_SDS, self.mus + s * SUPPORT_SDS)
+
+        def loss(x: FloatArray) -> FloatArray:
+            return 0.5 * x**2 - 0.5 * (x - self.mus) ** 2 / s**2 - math.log1p(-e)
+
+        peak = x_hi if e == 0.0 else np.clip(self.mus / (e * (2.0 - e)), x_lo, x_hi)
+        return np.minimum(loss(x_lo), loss(x_hi)), loss(peak)
+
+
+def _factorised(components: Components, dim: int) -> tuple[FirstCoordinateMixture, ScaledGaussianPair | None]:
     """(1-D index-revealed mixture, variance pair on the other n-1 coordinates or None).
 
     A ratio s = 1 makes the 1-D components Gaussian shifts (or trivial) and drops the variance
@@ -250,33 +322,163 @@ def _factorised(components: Components, dim: int) -> tuple[LossPair, LossPair | 
     return FirstCoordinateMixture(weights, components.mus / s, -e / s, swapped=True), variance
 
 
+def merged_components(components: Components, budget: float) -> tuple[Components, Components]:
+    """Components merged into groups of neighbouring shifts, each group one component with the
+    group's largest / smallest shift: (dominating, dominated) index-revealed mixtures (module
+    docstring).
+
+    Rounding a shift mu to mu' changes the component's mean loss E_Q[l] (its KL divergence) by
+    (mu'^2 - mu^2)/2; the groups are the coarsest greedy ones whose weighted changes, either
+    way, sum to at most ``budget`` per round (fine where the weights are large, coarse in the
+    binomial tails).
+    ``budget`` 0 merges equal shifts only."""
+    if budget < 0.0 or not math.isfinite(budget):
+        raise ParameterError(f"merge budget must be a finite number >= 0, got {budget!r}")
+    order = np.argsort(components.mus, kind="stable")
+    mus, weights = components.mus[order], components.weights[order]
+    if budget > 0.0:
+        starts = _group_starts(mus, weights, budget)
+    else:
+        starts = np.flatnonzero(np.concatenate([[True], np.diff(mus) > 0.0]))
+    merged_weights = np.add.reduceat(weights, starts)
+    e, dropped = components.one_minus_s, components.dropped
+    return (
+        Components(merged_weights, np.maximum.reduceat(mus, starts), e, dropped),
+        Components(merged_weights, np.minimum.reduceat(mus, starts), e, dropped),
+    )
+
+
+def _group_starts(mus: FloatArray, weights: FloatArray, budget: float) -> FloatArray:
+    """First indices of greedy groups of the sorted shifts. A group i..j costs its weight times
+    (mu_j^2 - mu_i^2)/2, which bounds the change of its mean loss when rounded either way; the
+    per-group allowance is bisected so that the costs sum to at most ``budget``."""
+
+    def groups(allowance: float) -> tuple[FloatArray, float]:
+        starts, total, i = [], 0.0, 0
+        while i < mus.size:
+            cost = 0.5 * np.cumsum(weights[i:]) * (mus[i:] ** 2 - mus[i] ** 2)  # increasing in j
+            j = i + max(int(np.searchsorted(cost, allowance, side="right")) - 1, 0)
+            starts.append(i)
+            total += float(cost[j - i])
+            i = j + 1
+        return np.array(starts), total
+
+    lo, hi = 0.0, budget
+    best = groups(0.0)[0]
+    for _ in range(_MERGE_BISECTIONS):
+        middle = 0.5 * (lo + hi)
+        starts, total = groups(middle)
+        if total <= budget:
+            lo, best = middle, starts
+        else:
+            hi = middle
+    return best
+
+
+def _two_sided_range(pair: LossPair, h: float) -> tuple[int, int]:
+    """One grid for both directions: the pair's range joined with the mirror of its reverse's."""
+    k_lo, k_hi = grid_range(pair, h)
+    r_lo, r_hi = grid_range(pair.reversed(), h)
+    return min(k_lo, -r_hi), max(k_hi, -r_lo)
+
+
+@overload
 def normalized_rounds(
-    components: Components, dim: int, steps: int, interval: float | None = None
-) -> tuple[TwoSidedPLD, TwoSidedPLD]:
-    """T rounds of the per-pair mixture via PLDs: (pessimistic, optimistic), both directions.
+    components: Components,
+    dim: int,
+    steps: int,
+    interval: float | None = None,
+    *,
+    merge_budget: float | None = None,
+    optimistic: Literal[True] = True,
+) -> tuple[TwoSidedPLD, TwoSidedPLD]: ...
 
-    Built as (1-D mixture)^T composed with the variance pair on (n-1) T coordinates."""
+
+@overload
+def normalized_rounds(
+    components: Components,
+    dim: int,
+    steps: int,
+    interval: float | None = None,
+    *,
+    merge_budget: float | None = None,
+    optimistic: Literal[False],
+) -> tuple[TwoSidedPLD, None]: ...
+
+
+def normalized_rounds(
+    components: Components,
+    dim: int,
+    steps: int,
+    interval: float | None = None,
+    *,
+    merge_budget: float | None = None,
+    optimistic: bool = True,
+) -> tuple[TwoSidedPLD, TwoSidedPLD | None]:
+    """T rounds of the per-pair mixture via PLDs: (pessimistic, optimistic), both directions;
+    ``optimistic=False`` skips the lower estimate (None), halving the time.
+
+    Built as (1-D mixture x variance pair on the other n-1 coordinates)^T, each factor from its
+    loss tails evaluated once for both directions (per round, the variance pair's chi-square has
+    n - 1 degrees of freedom, not (n - 1) T, and a small grid). Components
+    are merged (``merged_components``) rounding shifts up for the pessimistic PLD and down for
+    the optimistic one, within ``merge_budget`` grid steps of mean loss over the T rounds
+    (default MERGE_BUDGET; 0 merges equal shifts only). The default interval is
+    ``default_interval(T)``, coarsened where the T-round loss would need more than
+    COMPOSED_POINTS grid points (a leak so large that eps is in the hundreds or more)."""
     steps = require_steps("steps", steps)
-    h = default_interval(steps) if interval is None else require_positive("interval", interval)
-    first, variance = _factorised(components, dim)
-    many = None
-    if variance is not None:
-        assert isinstance(variance, ScaledGaussianPair)
-        many = ScaledGaussianPair(variance.n * steps, 0.0, variance.s, variance.one_minus_s)
-
-    def side(pair: LossPair, rest: LossPair | None, pessimistic: bool) -> PrivacyLossDistribution:
-        pld = PrivacyLossDistribution.from_pair(pair, h, pessimistic=pessimistic).self_compose(steps)
-        if rest is None:
-            return pld
-        return pld.compose(PrivacyLossDistribution.from_pair(rest, h, pessimistic=pessimistic))
+    if interval is None:
+        h = max(default_interval(steps), _spread(components, dim, steps) / COMPOSED_POINTS)
+    else:
+        h = require_positive("interval", interval)
+    budget = MERGE_BUDGET if merge_budget is None else float(merge_budget)
+    per_round = budget * h / steps
+    up, down = merged_components(components, per_round)
+    upper_first, variance = _factorised(up, dim)
+    k_lo, k_hi = _two_sided_range(upper_first, h)
+    rest = None if variance is None else _tabulated(variance, h)
 
     def two_sided(pessimistic: bool) -> TwoSidedPLD:
-        return TwoSidedPLD(
-            side(first, many, pessimistic),
-            side(first.reversed(), None if many is None else many.reversed(), pessimistic),
-        )
+        first = upper_first if pessimistic else _factorised(down, dim)[0]
+        remove = first.tails(k_lo, k_hi - k_lo + 1, h)
+        pairs = [(remove, rest), (remove.reversed(), None if rest is None else rest.reversed())]
+        sides = []
+        for one_d, other in pairs:
+            pld = PrivacyLossDistribution.from_tails(one_d, pessimistic=pessimistic)
+            if other is not None:
+                pld = pld.compose(PrivacyLossDistribution.from_tails(other, pessimistic=pessimistic))
+            sides.append(pld.self_compose(steps))
+        return TwoSidedPLD(*sides)
 
-    return two_sided(True), two_sided(False)
+    return two_sided(True), (two_sided(False) if optimistic else None)
+
+
+def _spread(components: Components, dim: int, steps: int) -> float:
+    """About how wide the T-round loss is: 2 * SPREAD_SDS standard deviations of the sum of T
+    one-round losses, the larger of its laws under P and Q. With z ~ N(0, 1), the 1-D
+    component's loss is mu^2/2 + mu s z - (1 - s^2) z^2/2 - log s under Q and
+    mu z/s^2 - (1/s^2 - 1) z^2/2 - mu^2/(2 s^2) - log s under P; each variance coordinate adds
+    the same with mu = 0."""
+    e = components.one_minus_s
+    s2 = (1.0 - e) ** 2
+    w = components.weights / components.weights.sum()
+    mu = components.mus
+    spreads = []
+    for linear, quadratic, offset in (
+        (mu * math.sqrt(s2), (1.0 - s2) / 2.0, mu**2 / 2.0),
+        (mu / s2, (1.0 / s2 - 1.0) / 2.0, -(mu**2) / (2.0 * s2)),
+    ):
+        # a z + b z^2: mean b, variance a^2 + 2 b^2 (the sign of b does not matter)
+        means, variances = offset - quadratic, linear**2 + 2.0 * quadratic**2
+        mixed = float(np.sum(w * (variances + means**2)) - np.sum(w * means) ** 2)
+        spreads.append(max(mixed, 0.0) + (dim - 1) * 2.0 * quadratic**2)
+    return 2.0 * SPREAD_SDS * math.sqrt(steps * max(spreads))
+
+
+def _tabulated(pair: ScaledGaussianPair, h: float) -> LossTails:
+    """The pair's loss tails on one grid that serves both directions."""
+    k_lo, k_hi = _two_sided_range(pair, h)
+    return pair.tails(k_lo, k_hi - k_lo + 1, h)
 
 
 def easgm_rounds(
@@ -285,7 +487,7 @@ def easgm_rounds(
     """T rounds of the EASGM per-pair guarantee (reconstructed), pessimistic and optimistic."""
     n_records, q, sigma, dim = _require_setting(n_records, q, sigma, dim)
     components = normalized_components(n_records, q, sigma, 1.0 / (n_records + 1))
-    return normalized_rounds(components, dim, steps, interval)
+    return normalized_rounds(components, dim, steps, interval, optimistic=True)
 
 
 def asgm_witness_tradeoff(alpha: ArrayLike, q: float, sigma: float) -> FloatArray:

@@ -152,3 +152,41 @@ def test_no_nan_over_parameter_ranges(n: int, mu: float, log_e: float, grow: boo
     beta = pair.tradeoff(np.array([1e-6, 0.05, 0.5, 1 - 1e-6]))
     assert np.all(np.isfinite(beta)) and np.all((beta >= 0) & (beta <= 1))
     assert np.all(np.diff(beta) <= 1e-9)
+
+
+@pytest.mark.parametrize("dof", [1.0, 7.0, 1e4, 1e6])
+def test_chi2_logcdf_agrees_with_scipy_stats(dof: float) -> None:
+    """The direct incomplete-gamma route (no per-call median search) against scipy.stats."""
+    x = np.concatenate([[0.0, -1.0, np.inf], chi2.ppf([1e-30, 1e-8, 0.3, 0.5, 0.9], dof), chi2.isf([1e-8, 1e-30], dof)])
+    np.testing.assert_allclose(chi2_logcdf(x, dof), chi2.logcdf(x, dof), rtol=1e-10, atol=1e-300)
+
+
+@pytest.mark.parametrize(
+    ("n", "mu", "s"),
+    [(3, 0.5, 0.8), (100_000, 0.0, 1 - 1e-3), (5, 0.7, 1.25), (1, 0.9, 1.0), (40, 1.0, 1 - 2e-7)],
+)
+def test_tails_agree_with_alpha_and_beta(n: int, mu: float, s: float) -> None:
+    """The one-pass tails (ncx2, chi2, reversed, shift, split evaluator) equal alpha and beta, and
+    each complement pair sums to 1."""
+    pair = ScaledGaussianPair(n, mu, s)
+    tails = pair.tails(-20, 41, 0.1)
+    grid = tails.losses
+    np.testing.assert_allclose(tails.p_above, pair.alpha(grid), rtol=1e-9, atol=1e-15)
+    np.testing.assert_allclose(tails.q_below, pair.beta(grid), rtol=1e-9, atol=1e-15)
+    np.testing.assert_allclose(tails.p_above + tails.p_below, 1.0, atol=1e-12)
+    np.testing.assert_allclose(tails.q_above + tails.q_below, 1.0, atol=1e-12)
+
+
+def test_one_sided_fast_path_equals_the_interval_formula() -> None:
+    """With s = N/(N+1) the far root of {l1 >= u} is beyond 40 sd, so only one boundary is
+    evaluated; the same thresholds through the two-sided formulas (forced by one extra
+    threshold with an empty event) give the same four probabilities."""
+    e, mu = 1 / 60001, 0.91
+    u = np.linspace(-6.0, 8.0, 301)
+    fast = gp.first_coordinate_probs(u, mu, e)
+    general = gp.first_coordinate_probs(np.append(u, 1e9), mu, e)
+    for one, two in zip(fast, general):
+        np.testing.assert_allclose(one, two[:-1], rtol=1e-13, atol=1e-300)
+    # and the event is the half-line {x >= lo}: check against scipy's normal distribution
+    lo = u / mu + mu / 2  # first-order root; exact root differs by O(e)
+    np.testing.assert_allclose(fast[0], norm.sf(lo), rtol=5e-3, atol=1e-12)

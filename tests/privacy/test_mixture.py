@@ -79,3 +79,19 @@ def test_curve_is_valid() -> None:
 def test_bad_weights(weights) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(ParameterError, match="weight"):
         Mixture(weights, [TrivialPair(), GaussianShiftPair(1.0)])
+
+
+def test_sure_events_sum_to_exactly_one() -> None:
+    """Regression: binomial weights over Gaussian shifts used to sum an ulp short of 1 far above
+    the loss range, so the PLD's tail search doubled until it gave up with a ParameterError."""
+    from scipy.stats import binom
+
+    from dpcheck.privacy.pld import PrivacyLossDistribution
+
+    weights = binom.pmf(np.arange(3), 2, 0.3)
+    mix = Mixture(weights, [GaussianShiftPair(0.5 + 0.01 * i) for i in range(3)])
+    assert float(mix.beta(np.array(1e3))) == 1.0
+    assert float(mix.alpha(np.array(-1e3))) == 1.0
+    pld = PrivacyLossDistribution.from_pair(mix, 1e-2)
+    exact = sum(w * gdp_delta(1.0, 0.5 + 0.01 * i) for i, w in enumerate(weights))
+    assert float(pld.delta(1.0)) == pytest.approx(exact, rel=1e-3)
