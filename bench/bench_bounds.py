@@ -10,7 +10,8 @@ from __future__ import annotations
 import argparse
 import time
 
-from dpcheck.bounds import BoundRequest, build_report
+from dpcheck.bounds.report import build_report
+from dpcheck.bounds.request import BoundRequest
 
 
 def main() -> None:

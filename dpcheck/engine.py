@@ -198,7 +198,7 @@ def attach_bounds(findings: Sequence[Finding], pipelines: Sequence[Pipeline]) ->
     there is a finding to attach to, so a clean scan pays nothing for it."""
     if not findings:
         return []
-    from dpcheck.bounds import attach_bounds as attach
+    from dpcheck.bounds.attach import attach_bounds as attach
 
     return attach(findings, pipelines)
 

@@ -8,11 +8,7 @@ import json
 import sys
 from pathlib import Path
 
-from dpcheck.bounds import DEFAULT_ALPHAS, MECHANISM_NAMES, BoundRequest, build_report
-from dpcheck.bounds.claimed import ACCOUNTANTS
-from dpcheck.bounds.request import DEFAULT_DELTA
-from dpcheck.bounds.summary import text_report
-from dpcheck.report.jsonable import strict_json
+from dpcheck.bounds.request import DEFAULT_ALPHAS, DEFAULT_DELTA, MECHANISM_NAMES, BoundRequest
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -40,14 +36,25 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     p.add_argument("--alpha", type=float, action="append",
                    help="type-I error level for the curves (repeatable; default "
                    + ", ".join(f"{a:g}" for a in DEFAULT_ALPHAS) + ")")
-    p.add_argument("--accountant", choices=sorted(ACCOUNTANTS), default="pld",
-                   help="whose epsilon the claimed side reproduces (default pld)")
+    p.add_argument("--accountant", type=_accountant, default="pld", metavar="NAME",
+                   help="whose epsilon the claimed side reproduces: pld (default), opacus-rdp, "
+                   "opacus-prv, opacus-gdp, tf-privacy-rdp, dp-accounting-rdp, dp-accounting-pld, "
+                   "prv-accountant")
     p.add_argument("--opacus-divisor", action="store_true",
                    help="divisor as Opacus 1.x computes it: int(N * (1/len(loader)))")
     p.add_argument("--drop-last", action="store_true", help="the loader drops the last partial batch")
     p.add_argument("--format", choices=("text", "json"), default="text")
     p.add_argument("--plot", type=Path, metavar="FILE.png", help="write the curves and delta(eps) profiles")
     p.set_defaults(func=execute)
+
+
+def _accountant(name: str) -> str:
+    """An accountant name ``dpcheck.bounds.claimed`` models (checked lazily: it loads scipy)."""
+    from dpcheck.bounds.claimed import ACCOUNTANTS
+
+    if name not in ACCOUNTANTS:
+        raise argparse.ArgumentTypeError(f"unknown accountant {name!r} (choose from {', '.join(sorted(ACCOUNTANTS))})")
+    return name
 
 
 def request_from_args(args: argparse.Namespace) -> BoundRequest:
@@ -74,6 +81,10 @@ def request_from_args(args: argparse.Namespace) -> BoundRequest:
 
 def execute(args: argparse.Namespace) -> int:
     """Compute the report, print it, and write the plot if asked."""
+    from dpcheck.bounds.report import build_report
+    from dpcheck.bounds.summary import text_report
+    from dpcheck.report.jsonable import strict_json
+
     report = build_report(request_from_args(args))
     if args.plot is not None:
         from dpcheck.bounds.plot import write_plot

@@ -1,8 +1,9 @@
 """Per-file analysis: the cacheable unit of a scan.
 
-Each Python file is decoded and syntax-checked; files that pass the cheap text pre-filter (or
-that a pipeline later follows an import into) are parsed once with libcst and summarised by
-``dpcheck.sites.summarize_module``. The result is plain JSON so it can be cached by content.
+Each Python file is decoded and parsed once by CPython's parser (the syntax check); files that
+pass the cheap text pre-filter (or that a pipeline later follows an import into) are summarised
+from that same tree by ``dpcheck.sites.summarize_tree``. The result is plain JSON so it can be
+cached by content.
 """
 
 from __future__ import annotations
@@ -10,9 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import libcst
-
-from dpcheck.parse.source import SourceProblem, check_syntax, decode_source, is_candidate
+from dpcheck.parse.source import SourceProblem, decode_source, is_candidate, parse_python
 from dpcheck.suppress import Suppression, find_suppressions
 
 
@@ -61,27 +60,20 @@ def analyze_file(
     path: str, data: bytes, markers: tuple[str, ...], *, summarize: bool = False, max_bytes: int
 ) -> FileAnalysis:
     """Analyse one file; ``summarize`` forces a summary even if the pre-filter would skip it."""
-    from dpcheck.sites import summarize_module
+    from dpcheck.sites import summarize_tree
 
     decoded = decode_source(data, max_bytes)
     if isinstance(decoded, SourceProblem):
         return FileAnalysis(path, decoded, False, (), None)
     suppressions = find_suppressions(decoded)
-    problem = check_syntax(decoded, path)
-    if problem is not None:
-        return FileAnalysis(path, problem, False, suppressions, None)
+    tree = parse_python(decoded, path)
+    if isinstance(tree, SourceProblem):
+        return FileAnalysis(path, tree, False, suppressions, None)
     candidate = is_candidate(decoded, markers)
     if not (candidate or summarize):
         return FileAnalysis(path, None, False, suppressions, None)
     try:
-        module = libcst.parse_module(decoded)
-    except libcst.ParserSyntaxError as exc:
-        problem = SourceProblem(
-            f"libcst cannot parse this file: {exc.message}", exc.raw_line, exc.raw_column + 1
-        )
-        return FileAnalysis(path, problem, candidate, suppressions, None)
-    try:
-        summary = summarize_module(module, path)
+        summary = summarize_tree(tree, decoded, path)
     except Exception as exc:  # noqa: BLE001 - one file's analyser bug must not stop the scan
         return FileAnalysis(
             path, None, candidate, suppressions, None, f"{type(exc).__name__}: {exc}"

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import io
+import sys
 import tokenize
 import warnings
 from dataclasses import dataclass
@@ -48,19 +49,22 @@ def decode_source(data: bytes, max_bytes: int = MAX_FILE_BYTES) -> str | SourceP
     return text.removeprefix("\ufeff")
 
 
-def check_syntax(text: str, path: str) -> SourceProblem | None:
-    """A cheap full syntax check with CPython's own parser (None when the file is valid)."""
+def parse_python(text: str, path: str) -> ast.Module | SourceProblem:
+    """Parse with CPython's own parser: the syntax check of every file, and the tree the
+    summary of a candidate file is read from (so no file is parsed twice)."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            compile(text, path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+            return ast.parse(text, path)
     except SyntaxError as exc:
+        version = ".".join(map(str, sys.version_info[:2]))
         return SourceProblem(
-            f"syntax error: {exc.msg}", line=exc.lineno or 1, column=max(exc.offset or 1, 1)
+            f"syntax error (as Python {version} parses it): {exc.msg}",
+            line=exc.lineno or 1,
+            column=max(exc.offset or 1, 1),
         )
     except (ValueError, RecursionError, MemoryError) as exc:
         return SourceProblem(f"cannot parse: {type(exc).__name__}: {exc}")
-    return None
 
 
 def is_candidate(text: str, markers: tuple[str, ...]) -> bool:

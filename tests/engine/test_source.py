@@ -4,7 +4,9 @@ from pathlib import Path
 
 import git
 
-from dpcheck.parse.source import SourceProblem, blob_id, check_syntax, decode_source
+import ast
+
+from dpcheck.parse.source import SourceProblem, blob_id, decode_source, parse_python
 
 
 def test_utf8_source_decodes() -> None:
@@ -30,11 +32,12 @@ def test_binary_and_huge_files_are_problems() -> None:
 
 
 def test_syntax_error_position_is_one_based() -> None:
-    problem = check_syntax("x = 1\ndef f(:\n    pass\n", "bad.py")
-    assert problem is not None
+    problem = parse_python("x = 1\ndef f(:\n    pass\n", "bad.py")
+    assert isinstance(problem, SourceProblem)
     assert problem.line == 2
     assert problem.column == 7
-    assert check_syntax("x = 1\n", "ok.py") is None
+    assert "syntax error (as Python 3." in problem.message
+    assert isinstance(parse_python("x = 1\n", "ok.py"), ast.Module)
 
 
 def test_blob_id_matches_git(tmp_path: Path) -> None:

@@ -1,0 +1,218 @@
+"""Privacy accountants a pipeline reports epsilon with, what they assume, and their arguments.
+
+Each recognised call maps to an ``Accountant`` name and assumption; the sample rate, step count
+and noise multiplier it was given are kept as IR (with the place to read them) so the pipeline
+builder can resolve them like any other parameter (DP103 compares them with the code).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from dpcheck.model import Span
+from dpcheck.pipelines.index import Ctx, ProjectIndex
+from dpcheck.sites.ir import IR, callee_name, walk
+
+POISSON = "SGM+poisson"
+WITHOUT_REPLACEMENT = "SGM+without-replacement"
+OPACUS_NAMES = {"rdp": "opacus-rdp", "prv": "opacus-prv", "gdp": "opacus-gdp"}
+DP_ACCOUNTING = {"RdpAccountant": "dp-accounting-rdp", "PLDAccountant": "dp-accounting-pld"}
+OPACUS_CLASSES = {"RDPAccountant": "opacus-rdp", "PRVAccountant": "opacus-prv",
+                  "GaussianAccountant": "opacus-gdp"}
+
+
+@dataclass
+class AccountantCall:
+    """A recognised accountant call; ``args`` maps q/steps/sigma/delta/N/batch_size/epochs to
+    the IR the call was given and the place to read it."""
+
+    name: str
+    assumes: str
+    ctx: Ctx
+    call: IR
+    args: dict[str, tuple[Ctx, IR]] = field(default_factory=dict)
+    sources: dict[str, Span] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, name: str, assumes: str, ctx: Ctx, call: IR, args: dict[str, IR]
+           ) -> AccountantCall:
+        """A call whose arguments are all read at ``ctx`` and given by this call."""
+        span = Span(ctx.path, *call[4])
+        return cls(name, assumes, ctx, call, {k: (ctx, v) for k, v in args.items()},
+                   {k: span for k in args})
+
+    @property
+    def span(self) -> Span:
+        return Span(self.ctx.path, *self.call[4])
+
+
+def _arg(call: IR, position: int, *keywords: str) -> IR | None:
+    for key in keywords:
+        if key in call[3]:
+            return call[3][key]
+    args = call[2]
+    return args[position] if 0 <= position < len(args) else None
+
+
+def _pick(call: IR, spec: dict[str, tuple[int, tuple[str, ...]]]) -> dict[str, IR]:
+    found = {name: _arg(call, pos, *keys) for name, (pos, keys) in spec.items()}
+    return {k: v for k, v in found.items() if v is not None}
+
+
+class AccountantFinder:
+    """Finds accountant calls in a set of scopes."""
+
+    def __init__(self, index: ProjectIndex, engine_default: str | None) -> None:
+        self.index = index
+        self.engine_default = engine_default
+
+    def find(self, scopes: Iterable[Ctx]) -> list[AccountantCall]:
+        """Accountant calls, merged per accountant (the event, the ``compose``/``step`` and the
+        ``get_epsilon`` of one accountant are one ``AccountantCall``), in source order."""
+        found: list[AccountantCall] = []
+        for ctx in scopes:
+            scope = self.index.scope(ctx)
+            if scope is None:
+                continue
+            for stmt in scope["stmts"]:
+                where = Ctx(ctx.path, ctx.scope, stmt["line"])
+                for node in walk(stmt["e"]):
+                    if node[0] != "call":
+                        continue
+                    call = self._classify(node, where) or self._stepping(node, where, stmt)
+                    if call is not None:
+                        found.append(call)
+        return _merge(found)
+
+    def _stepping(self, node: IR, ctx: Ctx, stmt: dict[str, Any]) -> AccountantCall | None:
+        """``accountant.compose(event, count)`` (dp_accounting) and ``accountant.step(...)``
+        (Opacus accountants, once per training step: the steps are the enclosing loop's)."""
+        name = callee_name(node) or ""
+        base, _, method = name.rpartition(".")
+        if method not in ("compose", "step", "compute_epsilon") or not base:
+            return None
+        binding = self.index.attribute(base, ctx)
+        owner = binding.ir if binding is not None and binding.ir is not None else None
+        if owner is None or owner[0] != "call":
+            return None
+        owner_tail = (callee_name(owner) or "").rsplit(".", 1)[-1]
+        if method == "compose" and owner_tail in DP_ACCOUNTING:
+            count = _arg(node, 1, "count")
+            args = {"steps": count} if count is not None else {}
+            return AccountantCall.of(DP_ACCOUNTING[owner_tail], POISSON, ctx, node, args)
+        if method == "compute_epsilon" and owner_tail == "DPSGDAccountant":
+            return AccountantCall.of("prv-accountant", POISSON, ctx, node, _pick(node, {
+                "steps": (0, ("num_steps",)), "delta": (1, ("delta",))}))
+        if method == "step" and owner_tail in OPACUS_CLASSES:
+            args = _pick(node, {"sigma": (0, ("noise_multiplier",)),
+                                "q": (1, ("sample_rate",))})
+            loop = self.index.loop_count(ctx, stmt)
+            call = AccountantCall.of(OPACUS_CLASSES[owner_tail], POISSON, ctx, node, args)
+            if loop is not None:
+                call.args["steps"] = loop
+                call.sources["steps"] = call.span
+            return call
+        return None
+
+    def _qualified(self, name: str, ctx: Ctx) -> str:
+        head = name.split(".", 1)[0]
+        summary = self.index.summary(ctx.path)
+        target = summary["imports"].get(head) if summary else None
+        return f"{target}{name[len(head):]}" if target else name
+
+    def _classify(self, node: IR, ctx: Ctx) -> AccountantCall | None:
+        name = callee_name(node) or ""
+        tail = name.rsplit(".", 1)[-1]
+        qualified = self._qualified(name, ctx)
+        if tail in ("compute_dp_sgd_privacy", "compute_dp_sgd_privacy_lib",
+                    "compute_dp_sgd_privacy_statement"):
+            return AccountantCall.of("tf-privacy-rdp", POISSON, ctx, node, _pick(node, {
+                "N": (0, ("n", "number_of_examples")), "batch_size": (1, ("batch_size",)),
+                "sigma": (2, ("noise_multiplier",)), "epochs": (3, ("epochs", "num_epochs")),
+                "delta": (4, ("delta",))}))
+        if tail == "compute_rdp":
+            owner = "opacus-rdp" if qualified.startswith("opacus") else "tf-privacy-rdp"
+            return AccountantCall.of(owner, POISSON, ctx, node, _pick(node, {
+                "q": (0, ("q", "sample_rate")), "sigma": (1, ("noise_multiplier",)),
+                "steps": (2, ("steps", "num_steps"))}))
+        if tail == "SelfComposedDpEvent":
+            return AccountantCall.of("dp-accounting-rdp", POISSON, ctx, node, _pick(node, {
+                "steps": (1, ("count",))}))
+        if tail == "PoissonSampledDpEvent":
+            return AccountantCall.of("dp-accounting-rdp", POISSON, ctx, node, _pick(node, {
+                "q": (0, ("sampling_probability",))}))
+        if tail == "SampledWithoutReplacementDpEvent":
+            return AccountantCall.of("dp-accounting-rdp", WITHOUT_REPLACEMENT, ctx, node, {})
+        if tail == "DPSGDAccountant" and qualified.startswith("prv_accountant"):
+            return AccountantCall.of("prv-accountant", POISSON, ctx, node, _pick(node, {
+                "sigma": (0, ("noise_multiplier",)), "q": (1, ("sampling_probability",))}))
+        if tail == "PoissonSubsampledGaussianMechanism":
+            return AccountantCall.of("prv-accountant", POISSON, ctx, node, _pick(node, {
+                "q": (1, ("sampling_probability",)), "sigma": (0, ("noise_multiplier",))}))
+        if qualified.startswith("autodp"):
+            return AccountantCall.of("autodp", WITHOUT_REPLACEMENT, ctx, node, {})
+        if tail in OPACUS_CLASSES and qualified.startswith("opacus"):
+            return AccountantCall.of(OPACUS_CLASSES[tail], POISSON, ctx, node, {})
+        if tail in ("get_epsilon", "get_privacy_spent") and "." in name:
+            return self._engine_query(name, node, ctx)
+        if tail == "make_private_with_epsilon":
+            return self._engine_query(name, node, ctx)
+        return None
+
+    def _engine_query(self, name: str, node: IR, ctx: Ctx) -> AccountantCall | None:
+        """``privacy_engine.get_epsilon(delta)`` and friends: the engine's accountant."""
+        base = name.rsplit(".", 1)[0]
+        if base.endswith(".accountant"):
+            base = base[: -len(".accountant")]
+        binding = self.index.attribute(base, ctx)
+        engine = binding.ir if binding is not None and binding.ir is not None else None
+        if engine is None or engine[0] != "call":
+            return None
+        engine_name = callee_name(engine) or ""
+        engine_tail = engine_name.rsplit(".", 1)[-1]
+        delta = _pick(node, {"delta": (0, ("delta", "target_delta"))})
+        if engine_tail in OPACUS_CLASSES:
+            return AccountantCall.of(OPACUS_CLASSES[engine_tail], POISSON, ctx, node, delta)
+        if engine_tail in DP_ACCOUNTING:
+            return AccountantCall.of(DP_ACCOUNTING[engine_tail], POISSON, ctx, node, delta)
+        if engine_tail != "PrivacyEngine":
+            return None
+        choice = engine[3].get("accountant")
+        if choice is not None and choice[0] == "s" and choice[1] in OPACUS_NAMES:
+            accountant = OPACUS_NAMES[choice[1]]
+        elif choice is None and self.engine_default:
+            accountant = self.engine_default
+        else:
+            accountant = "unknown"
+        if node[3].get("target_delta") is not None:
+            delta = {"delta": node[3]["target_delta"]}
+        return AccountantCall.of(accountant, POISSON if accountant != "unknown" else "unknown",
+                              ctx, node, delta)
+
+
+def _family(name: str) -> str:
+    return name.rsplit("-", 1)[0] if name.startswith(("dp-accounting", "opacus")) else name
+
+
+def _merge(calls: list[AccountantCall]) -> list[AccountantCall]:
+    """One call per accountant family; the most specific name and assumption win, arguments
+    are united (first seen wins), the anchor is the first call."""
+    merged: dict[str, AccountantCall] = {}
+    for call in calls:
+        family = _family(call.name)
+        first = merged.get(family)
+        if first is None:
+            merged[family] = AccountantCall(call.name, call.assumes, call.ctx, call.call,
+                                            dict(call.args), dict(call.sources))
+            continue
+        for key, value in call.args.items():
+            if key not in first.args:
+                first.args[key] = value
+                first.sources[key] = call.sources.get(key, call.span)
+        if call.assumes != POISSON and call.assumes != "unknown":
+            first.assumes = call.assumes
+        if call.name in DP_ACCOUNTING.values() and call.name != "dp-accounting-rdp":
+            first.name = call.name
+    return list(merged.values())

@@ -1,0 +1,288 @@
+"""Link sites into pipelines: one per training entry point, classified and parametrised.
+
+Entry points are scripts (a ``__main__`` block, module-level loops or calls) and, for DP code that no
+script reaches, the outermost project function that runs it. The scopes an entry reaches through
+project calls are analysed together: an Opacus usage or a hand-written DP-SGD update makes a
+pipeline; its normalization and sampling give the mechanism (``mechanism``), accountant calls
+give what is assumed, and the parameters are resolved statically with provenance.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from dpcheck.model import NO_ACCOUNTANT, Accountant, Evidence, Pipeline, Span
+from dpcheck.pipelines.accountants import AccountantCall, AccountantFinder
+from dpcheck.pipelines.handwritten import NOISE_TAILS, HandwrittenAnalyzer, HandwrittenUpdate
+from dpcheck.pipelines.index import Ctx, ProjectIndex
+from dpcheck.pipelines.opacus_usage import ENTRY_CALLS, OpacusUsage, find_usage, normalization
+from dpcheck.pipelines.params import ParamCollector
+from dpcheck.pipelines.sampling import SamplingAnalyzer
+from dpcheck.pipelines.tf_privacy import find_optimizer
+from dpcheck.pipelines.tf_privacy import normalization as tf_normalization
+from dpcheck.pipelines.versions import resolve_opacus
+from dpcheck.project import Project
+from dpcheck.sites.ir import IR, callee_name, walk
+
+SKIPPED = re.compile(r"(^|/)(tests?|testing|vendor|vendored|third_party|site-packages)/|"
+                     r"(^|/)test_[^/]*\.py$|_test\.py$|(^|/)conftest\.py$")
+MAX_SCOPES = 400
+
+
+def mechanism(norm: str, sampling: str) -> str:
+    """The update rule from the divisor kind and the sampling (vocabulary of DESIGN.md)."""
+    if norm == "unknown":
+        return "unknown"
+    if norm == "none":
+        return "SGM"
+    if sampling == "shuffle":
+        return "fixed-mean"
+    if norm == "constant":
+        return "SGM"
+    by_kind = {"realized": "ASGM", "expected": "EASGM", "floor-expected": "FEASGM"}
+    if sampling == "poisson" or norm != "realized":
+        return by_kind.get(norm, "unknown")
+    return "unknown"
+
+
+@dataclass
+class _Analysis:
+    norm: str
+    reason: str
+    evidence: list[Evidence] = field(default_factory=list)
+    library: str | None = None
+    poisson_default: bool | None = None
+    default_accountant: str | None = None
+    anchor: Span | None = None
+
+
+class PipelineBuilder:
+    """Builds the pipelines of one project."""
+
+    def __init__(self, project: Project) -> None:
+        self.project = project
+        self.index = ProjectIndex(project)
+        self.handwritten = HandwrittenAnalyzer(self.index)
+
+    def build(self) -> list[Pipeline]:
+        pipelines: list[Pipeline] = []
+        covered: set[Ctx] = set()
+        for ctx in self._scripts():
+            scopes = self._reach(ctx)
+            pipeline = self._pipeline(f"{ctx.path}", ctx, scopes)
+            if pipeline is not None:
+                pipelines.append(pipeline)
+                covered.update(scopes)
+        for ctx in self._dp_functions():
+            if ctx in covered:
+                continue
+            for top in self._top_callers(ctx):
+                if top in covered:
+                    continue
+                scopes = self._reach(top)
+                pipeline = self._pipeline(f"{top.path}::{top.scope}", top, scopes)
+                covered.update(scopes)
+                if pipeline is not None:
+                    pipelines.append(pipeline)
+        return sorted(pipelines, key=lambda p: (p.path, p.line, p.entry))
+
+    # -- entries and reachability -----------------------------------------------------------
+    def _paths(self) -> Iterator[str]:
+        for path in self.project.candidate_paths():
+            if not SKIPPED.search(path):
+                yield path
+
+    def _scripts(self) -> Iterator[Ctx]:
+        for path in self._paths():
+            summary = self.index.summary(path)
+            if not summary:
+                continue
+            stmts = summary["scopes"]["<module>"]["stmts"]
+            if summary["has_main"] or any(
+                    s["k"] in ("for", "while") or (s["k"] == "expr" and s["e"][0] == "call")
+                    for s in stmts):
+                yield Ctx(path, "<module>")
+
+    def _callees(self, ctx: Ctx) -> Iterator[Ctx]:
+        scope = self.index.scope(ctx)
+        if scope is None:
+            return
+        for stmt in scope["stmts"]:
+            where = Ctx(ctx.path, ctx.scope, stmt["line"])
+            for node in walk(stmt["e"]):
+                if node[0] != "call":
+                    continue
+                names = [callee_name(node)] + [a[1] for a in node[2] if a[0] == "r"]
+                for name in names:
+                    target = self.index.function(name, where) if name else None
+                    if target is not None:
+                        yield target
+
+    def _reach(self, entry: Ctx) -> list[Ctx]:
+        seen = {entry}
+        order = [entry]
+        queue = deque([entry])
+        while queue and len(order) < MAX_SCOPES:
+            for callee in self._callees(queue.popleft()):
+                if callee not in seen:
+                    seen.add(callee)
+                    order.append(callee)
+                    queue.append(callee)
+        return order
+
+    def _dp_functions(self) -> Iterator[Ctx]:
+        """Functions holding a noise draw or an Opacus entry call (found through the call
+        index, so only those scopes are analysed)."""
+        seen: set[Ctx] = set()
+        for tail in sorted(NOISE_TAILS | ENTRY_CALLS | {"attach"}):
+            for where, _ in self.index.calls_named(tail):
+                ctx = Ctx(where.path, where.scope)
+                summary = self.index.summary(where.path)
+                if ctx in seen or SKIPPED.search(where.path) or not summary \
+                        or ctx.scope == "<module>" or ctx.scope in summary["classes"]:
+                    continue
+                seen.add(ctx)
+                if find_usage(self.index, [ctx]) or self.handwritten.analyze([ctx]).noise:
+                    yield ctx
+
+    def _top_callers(self, ctx: Ctx) -> list[Ctx]:
+        tops: list[Ctx] = []
+        seen = {ctx}
+        frontier = [ctx]
+        while frontier:
+            current = frontier.pop()
+            callers = [Ctx(w.path, w.scope) for w, _ in self.index.call_sites(current)
+                       if not SKIPPED.search(w.path)]
+            callers = [c for c in callers if c not in seen and c.scope != "<module>"]
+            if not callers:
+                tops.append(current)
+            for caller in callers:
+                seen.add(caller)
+                frontier.append(caller)
+        return tops
+
+    # -- classification -----------------------------------------------------------------------
+    def _pipeline(self, entry: str, ctx: Ctx, scopes: list[Ctx]) -> Pipeline | None:
+        usage = find_usage(self.index, scopes)
+        update = self.handwritten.analyze(scopes) if usage is None else None
+        optimizer = find_optimizer(self.index, scopes) if usage is None else None
+        if usage is not None:
+            analysis = self._opacus(usage, ctx.path)
+        elif update is not None and update.is_dp_sgd:
+            analysis = self._handwritten(update)
+        elif optimizer is not None:
+            analysis = self._tf_privacy(*optimizer)
+        else:
+            return None
+        sampling = SamplingAnalyzer(self.index, analysis.poisson_default).analyze(scopes)
+        accountants = AccountantFinder(self.index, analysis.default_accountant).find(scopes)
+        params = ParamCollector(self.index, self.project.overrides)
+        values = params.collect(usage, update, sampling, accountants, scopes, optimizer)
+        accountant = self._accountant(accountants, params)
+        evidence = [*sampling.evidence, *analysis.evidence]
+        if accountant.span is not None:
+            evidence.append(Evidence("accountant", accountant.span,
+                                     f"{accountant.name} assumes {accountant.assumes}"))
+            chosen = next(c for c in accountants if c.span == accountant.span)
+            evidence.extend(Evidence(f"accountant:{k}", span, f"{k} given to {accountant.name}")
+                            for k, span in sorted(chosen.sources.items()) if k in ("q", "steps"))
+        evidence.extend(Evidence(f"param:{k}", v.span, f"{k} = {v.value} ({v.source})")
+                        for k, v in sorted(values.items()) if v.span is not None)
+        mech = mechanism(analysis.norm, sampling.kind)
+        if mech == "unknown":
+            why = analysis.reason if analysis.norm == "unknown" else (
+                f"normalization {analysis.norm} with {sampling.kind} sampling"
+                f"{': ' + sampling.note if sampling.note else ''}")
+            anchor = analysis.anchor or Span(ctx.path, 1)
+            evidence.append(Evidence("update", anchor, f"mechanism unknown: {why}"))
+        scope = self.index.scope(ctx)
+        line = scope["line"] if scope else 1
+        if analysis.anchor is not None and analysis.anchor.path == ctx.path:
+            line = analysis.anchor.line
+        return Pipeline(entry=entry, path=ctx.path, line=line, mechanism=mech,
+                        sampling=sampling.kind, accountant=accountant, params=values,
+                        evidence=tuple(evidence), library=analysis.library)
+
+    def _opacus(self, usage: OpacusUsage, path: str) -> _Analysis:
+        resolution = resolve_opacus(self.project, path)
+        span = Span(usage.ctx.path, *usage.call[4])
+        library_evidence = Evidence("library", resolution.span or span,
+                                    resolution.reason or f"{resolution.library} (version table)")
+        noise = self._noise_argument(usage)
+        if resolution.row is None:
+            era = (callee_name(usage.call) or "").rsplit(".", 1)[-1] != "attach"
+            poisson = resolution.common("poisson_default", era)
+            return _Analysis("unknown", resolution.reason, [
+                library_evidence, *noise, Evidence("update", span,
+                                                   "Opacus update; release undecided")],
+                resolution.library, poisson, resolution.common("default_accountant", era), span)
+        row = resolution.row
+        norm, why = normalization(usage, row)
+        if row["mechanism"] == "not supported" and norm != "none":
+            why = f"opacus {row['version']} has no Poisson path with normalization {norm}"
+        evidence = [library_evidence, *noise, Evidence("update", span, why)]
+        evidence.extend(Evidence("divisor", span, f"{e['role']}: {e['path']}:{e['line']} "
+                                 f"{e['text']}") for e in row.get("evidence", [])
+                        if str(e.get("role", "")).startswith("normalization"))
+        return _Analysis(norm, why, evidence, resolution.library, bool(row["poisson_default"]),
+                         row.get("default_accountant"), span)
+
+    @staticmethod
+    def _noise_argument(usage: OpacusUsage) -> list[Evidence]:
+        """Where the noise multiplier is handed to Opacus (the ``noise_multiplier=`` line)."""
+        for ctx, call in ((usage.ctx, usage.call), usage.engine or (usage.ctx, usage.call)):
+            line = call[5].get("noise_multiplier") if len(call) > 5 else None
+            if line is not None:
+                return [Evidence("noise", Span(ctx.path, line), "noise_multiplier given to Opacus")]
+        return []
+
+    def _tf_privacy(self, ctx: Ctx, call: IR) -> _Analysis:
+        norm, why = tf_normalization(self.index, ctx, call)
+        span = Span(ctx.path, *call[4])
+        line = call[5].get("noise_multiplier") if len(call) > 5 else None
+        evidence = [Evidence("update", span, f"TF-Privacy DP optimizer: {why}")]
+        if line is not None:
+            evidence.insert(0, Evidence("noise", Span(ctx.path, line), "noise_multiplier"))
+        return _Analysis(norm, why, evidence, "tensorflow-privacy", anchor=span)
+
+    def _handwritten(self, update: HandwrittenUpdate) -> _Analysis:
+        evidence = [*update.per_sample[:1], *update.clip[:1], *update.noise[:1]]
+        anchor = update.updates[0].span
+        kinds = {d.dep.kind for d in update.divisors}
+        evidence.extend(Evidence("divisor", d.span, f"{d.dep.kind}: {d.text}"
+                                 + (f" ({d.dep.unknown})" if d.dep.unknown else ""))
+                        for d in update.divisors)
+        if update.divisors:
+            anchor = update.divisors[0].span
+        if update.opaque and not update.divisors:
+            evidence.extend(update.opaque)
+            return _Analysis("unknown", update.opaque[0].note, evidence, anchor=anchor)
+        if not update.divisors:
+            evidence.append(Evidence("update", anchor, "the noisy sum is applied undivided"))
+            return _Analysis("none", "noisy sum, no division", evidence, anchor=anchor)
+        if len(kinds) == 1:
+            kind = kinds.pop()
+            reason = next((d.dep.unknown for d in update.divisors if d.dep.unknown), "") or kind
+            evidence.append(Evidence("update", anchor, f"noisy sum divided by a {kind} quantity"))
+            return _Analysis(kind, reason, evidence, anchor=anchor)
+        evidence.append(Evidence("update", anchor, f"divisors of different kinds {sorted(kinds)}"))
+        return _Analysis("unknown", f"divisors of different kinds {sorted(kinds)}", evidence,
+                         anchor=anchor)
+
+    def _accountant(self, calls: list[AccountantCall], params: ParamCollector) -> Accountant:
+        if not calls:
+            return NO_ACCOUNTANT
+        explicit = [c for c in calls if not c.name.startswith("opacus")]
+        chosen = (explicit or calls)[0]
+        resolved = params.accountant_args(chosen)
+        return Accountant(chosen.name, chosen.assumes, chosen.span, resolved.get("q"),
+                          resolved.get("steps"), resolved.get("sigma"))
+
+
+def build_pipelines(project: Project) -> list[Pipeline]:
+    """Every DP training pipeline of the project (see the module docstring)."""
+    return PipelineBuilder(project).build()
+

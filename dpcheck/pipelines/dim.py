@@ -1,0 +1,169 @@
+"""``dim``: the trainable parameter count of the model, from literal layer sizes.
+
+Counts ``nn.Linear``, ``nn.Conv1d/2d``, ``nn.Embedding``, normalisation layers, parameter-free
+layers, ``nn.Sequential`` and project ``nn.Module`` subclasses whose ``__init__`` assigns layers
+to ``self``. Any layer it does not know, or a size it cannot resolve, makes the count unknown
+(None): a partial count would be a wrong number.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+from dpcheck.model import ParamValue, Span
+from dpcheck.pipelines.index import Ctx, ProjectIndex
+from dpcheck.pipelines.values import Evaluator
+from dpcheck.sites.ir import IR, callee_name
+
+PARAMETER_FREE = frozenset({
+    "ReLU", "ReLU6", "LeakyReLU", "GELU", "Tanh", "Sigmoid", "ELU", "SiLU", "Softmax",
+    "LogSoftmax", "Dropout", "Dropout2d", "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d",
+    "AdaptiveAvgPool2d", "AdaptiveMaxPool2d", "Flatten", "Identity", "Unflatten",
+})
+MODULE_BASES = ("Module", "nn.Module", "torch.nn.Module")
+
+
+class _Unknown(Exception):
+    """A layer or size that cannot be counted."""
+
+
+class _Counter:
+    def __init__(self, index: ProjectIndex) -> None:
+        self.index = index
+        self.values = Evaluator(index)
+
+    def _int(self, ir: IR | None, ctx: Ctx) -> int:
+        value = self.values.value(ir, ctx) if ir is not None else None
+        if value is None or float(value.value) != int(value.value):
+            raise _Unknown
+        return int(value.value)
+
+    def _arg(self, call: IR, position: int, keyword: str, ctx: Ctx, default: int | None = None
+             ) -> int:
+        if keyword in call[3]:
+            return self._int(call[3][keyword], ctx)
+        if position < len(call[2]):
+            return self._int(call[2][position], ctx)
+        if default is None:
+            raise _Unknown
+        return default
+
+    def _flag(self, call: IR, position: int, keyword: str, ctx: Ctx) -> bool:
+        ir = call[3].get(keyword, call[2][position] if position < len(call[2]) else None)
+        if ir is None or ir == ["c", True]:
+            return True
+        if ir == ["c", False]:
+            return False
+        raise _Unknown
+
+    def _kernel(self, call: IR, ctx: Ctx, dims: int) -> int:
+        ir = call[3].get("kernel_size", call[2][2] if len(call[2]) > 2 else None)
+        if ir is None:
+            raise _Unknown
+        if ir[0] == "t":
+            return math.prod(self._int(e, ctx) for e in ir[1])
+        return self._int(ir, ctx) ** dims
+
+    def layer(self, call: IR, ctx: Ctx, depth: int = 0) -> int:
+        name = callee_name(call) or ""
+        tail = name.rsplit(".", 1)[-1]
+        if tail in PARAMETER_FREE:
+            return 0
+        if tail in ("to", "cuda", "float", "double") and call[1][0] == "a":
+            return self.layer(self._call(call[1][1], ctx), ctx, depth + 1)
+        if tail == "Linear":
+            fan_in, fan_out = self._arg(call, 0, "in_features", ctx), self._arg(
+                call, 1, "out_features", ctx)
+            return fan_in * fan_out + (fan_out if self._flag(call, 2, "bias", ctx) else 0)
+        if tail in ("Conv1d", "Conv2d", "Conv3d"):
+            dims = int(tail[4])
+            cin, cout = self._arg(call, 0, "in_channels", ctx), self._arg(
+                call, 1, "out_channels", ctx)
+            groups = self._arg(call, 99, "groups", ctx, 1)
+            weights = cin // groups * cout * self._kernel(call, ctx, dims)
+            return weights + (cout if self._flag(call, 99, "bias", ctx) else 0)
+        if tail == "Embedding":
+            return self._arg(call, 0, "num_embeddings", ctx) * self._arg(
+                call, 1, "embedding_dim", ctx)
+        if tail in ("BatchNorm1d", "BatchNorm2d", "LayerNorm", "InstanceNorm2d"):
+            affine = "elementwise_affine" if tail == "LayerNorm" else "affine"
+            default = tail != "InstanceNorm2d"
+            if affine in call[3]:
+                default = self._flag(call, 99, affine, ctx)
+            return 2 * self._arg(call, 0, "normalized_shape" if tail == "LayerNorm"
+                                 else "num_features", ctx) if default else 0
+        if tail == "GroupNorm":
+            return 2 * self._arg(call, 1, "num_channels", ctx)
+        if tail == "Sequential":
+            return sum(self.layer(self._call(a, ctx), ctx, depth + 1) for a in call[2])
+        return self._project_module(name, ctx, depth)
+
+    def _call(self, ir: IR, ctx: Ctx) -> IR:
+        if ir[0] == "call":
+            return ir
+        if ir[0] == "r":
+            binding = self.index.attribute(ir[1], ctx)
+            if binding is not None and binding.ir is not None and binding.ir[0] == "call" \
+                    and binding.index is None:
+                return binding.ir
+        raise _Unknown
+
+    def _project_module(self, name: str, ctx: Ctx, depth: int) -> int:
+        binding = self.index.bind(name, ctx)
+        if binding is not None and binding.kind == "function" and depth <= 6:
+            return self._factory(binding.ctx, depth)
+        if binding is None or binding.kind != "class" or depth > 6:
+            raise _Unknown
+        summary = self.index.summary(binding.ctx.path)
+        if summary is None:
+            raise _Unknown
+        bases = summary["classes"][binding.name]["bases"]
+        if not any(b in MODULE_BASES for b in bases):
+            raise _Unknown
+        init = summary["scopes"].get(f"{binding.name}.__init__")
+        if init is None:
+            raise _Unknown
+        total = 0
+        init_ctx = Ctx(binding.ctx.path, f"{binding.name}.__init__")
+        for stmt in init["stmts"]:
+            target = stmt["t"]
+            if stmt["k"] == "assign" and isinstance(target, str) and target.startswith("self."):
+                value = stmt["e"]
+                if value[0] == "call":
+                    where = Ctx(init_ctx.path, init_ctx.scope, stmt["line"])
+                    total += self.layer(value, where, depth + 1)
+        return total
+
+
+    def _factory(self, function: Ctx, depth: int) -> int:
+        """A project function that returns a model built from layers (``return nn.Sequential``)."""
+        scope = self.index.scope(function)
+        returns = [s for s in scope["stmts"] if s["k"] == "return"] if scope else []
+        if len(returns) != 1 or returns[0]["e"][0] != "call":
+            raise _Unknown
+        where = Ctx(function.path, function.scope, returns[0]["line"])
+        return self.layer(returns[0]["e"], where, depth + 1)
+
+
+def model_size(index: ProjectIndex, scopes: Iterable[Ctx]) -> ParamValue | None:
+    """The parameter count of the first model built in ``scopes`` (assigned to a name that
+    contains ``model`` or ``net``), or None if none can be counted."""
+    counter = _Counter(index)
+    for ctx in scopes:
+        scope = index.scope(ctx)
+        for stmt in scope["stmts"] if scope else []:
+            target = stmt["t"]
+            if stmt["k"] != "assign" or not isinstance(target, str) or stmt["e"][0] != "call":
+                continue
+            if not any(word in target.lower() for word in ("model", "net")):
+                continue
+            where = Ctx(ctx.path, ctx.scope, stmt["line"])
+            try:
+                count = counter.layer(stmt["e"], where)
+            except _Unknown:
+                continue
+            if count > 0:
+                return ParamValue("dim", count, "model-size", Span(ctx.path, stmt["line"]),
+                                  stmt.get("src"))
+    return None

@@ -1,0 +1,331 @@
+"""Does a divisor depend on the private data? The rule that decides the update mechanism.
+
+A divisor is classified by what it is built from (paper, sections 2-3 and Appendix A):
+
+* the **realized** batch size (``len(batch)``, ``x.shape[0]``, ``y.size(0)``, ``mask.sum()``, a
+  mean over the per-sample axis) -> ``realized`` (ASGM under Poisson sampling);
+* the **dataset size** in a numerator (``len(dataset) * q``, ``n * sample_rate``) -> ``expected``
+  (EASGM), and with ``int``/``math.floor``/``//`` on top -> ``floor-expected`` (FEASGM). The
+  dataset size in a *denominator* builds a sample rate, which the privacy game holds fixed;
+  ``len(loader)`` (rounds per epoch) is likewise a fixed hyper-parameter;
+* only literals and hyper-parameters with literal defaults -> ``constant`` (SGM post-processing);
+* anything not resolvable -> ``unknown`` with the reason; never a guess.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+
+from dpcheck.pipelines.index import Binding, Ctx, ProjectIndex
+from dpcheck.pipelines.values import Evaluator, known_dataset
+from dpcheck.sites.ir import IR, callee_name, walk
+
+FLOORS = frozenset({"int", "math.floor", "np.floor", "numpy.floor", "torch.floor"})
+LOADER_TAILS = frozenset({"DataLoader", "DPDataLoader", "from_data_loader", "make_private",
+                          "make_private_with_epsilon", "batch", "BatchMemoryManager"})
+DATASET_TAILS = frozenset({"TensorDataset", "Subset", "ImageFolder", "load_dataset",
+                           "ConcatDataset", "random_split"})
+BATCH_METHODS = frozenset({"to", "cuda", "cpu", "float", "long", "view", "reshape", "squeeze",
+                           "unsqueeze", "flatten", "double", "type", "permute", "contiguous"})
+DATA_ATTRIBUTES = frozenset({"data", "targets", "x", "y", "images", "labels", "features"})
+SAMPLING_DRAWS = frozenset({"rand", "random", "uniform", "permutation", "randperm", "bernoulli",
+                            "binomial", "choice", "random_sample"})
+_DATASET_NAME = re.compile(r"(dataset|train_set|trainset|train_data|data_train)", re.I)
+
+
+@dataclass(frozen=True)
+class Dep:
+    """What an expression depends on: the dataset size N (numerator), the realized batch B."""
+
+    n: bool = False
+    b: bool = False
+    floor: bool = False
+    unknown: str | None = None
+
+    def __or__(self, other: Dep) -> Dep:
+        return Dep(self.n or other.n, self.b or other.b, False, self.unknown or other.unknown)
+
+    @property
+    def kind(self) -> str:
+        """``realized``, ``expected``, ``floor-expected``, ``constant`` or ``unknown``."""
+        if self.unknown is not None or (self.n and self.b):
+            return "unknown"
+        if self.b:
+            return "realized"
+        if self.n:
+            return "floor-expected" if self.floor else "expected"
+        return "constant"
+
+
+def _unknown(reason: str) -> Dep:
+    return Dep(unknown=reason)
+
+
+class DivisorClassifier:
+    """Classifies divisor expressions and the origin of batch/dataset values."""
+
+    def __init__(self, index: ProjectIndex) -> None:
+        self.index = index
+
+    # -- origins: what a value is (a batch, a dataset, a loader) --------------------------------
+    def origin(self, ir: IR, ctx: Ctx, depth: int = 0) -> str:
+        """``batch``, ``example``, ``dataset``, ``loader`` or ``unknown``."""
+        if depth > 16:
+            return "unknown"
+        tag = ir[0]
+        if tag == "r":
+            if ir[1].endswith(".dataset"):
+                return "dataset"
+            binding = self.index.attribute(ir[1], ctx)
+            found = self._binding_origin(binding, depth) if binding is not None else "unknown"
+            base, _, attr = ir[1].rpartition(".")
+            if found == "unknown" and base and attr in DATA_ATTRIBUTES:
+                found = "dataset" if self.origin(["r", base], ctx, depth + 1) == "dataset" \
+                    else "unknown"
+            if found == "unknown" and self._sampled_population(ir[1], ctx):
+                return "dataset"
+            return found
+        if tag == "i":
+            if self._sample_index(ir[2], ctx, depth):
+                return "batch"
+            base = self.origin(ir[1], ctx, depth + 1)
+            if base in ("batch", "example"):
+                return base
+            if base == "dataset" and ir[2] != ["slice"] and ir[2][0] != "n":
+                return "batch"
+            return "batch" if base == "dataset" and ir[2] == ["slice"] else "unknown"
+        if tag == "a" and ir[2] == "dataset":
+            return "dataset"
+        if tag == "b":
+            left = self.origin(ir[2], ctx, depth + 1)
+            return left if left != "unknown" else self.origin(ir[3], ctx, depth + 1)
+        if tag == "call":
+            name = callee_name(ir) or ""
+            tail = name.rsplit(".", 1)[-1]
+            if tail in LOADER_TAILS or tail.lower().endswith("_loader"):
+                return "loader"
+            if tail in DATASET_TAILS:
+                return "dataset"
+            if tail in BATCH_METHODS:
+                base = ir[1][1] if ir[1][0] == "a" else ["r", name.rsplit(".", 1)[0]]
+                if "." in name or ir[1][0] == "a":
+                    return self.origin(base, ctx, depth + 1)
+            if known_dataset(ir, None) is not None:
+                return "dataset"
+        return "unknown"
+
+    def _sample_index(self, ir: IR, ctx: Ctx, depth: int) -> bool:
+        """Whether a subscript index is a sampled mask or index set (``rand(n) < q``,
+        ``bernoulli``, a slice of a permutation)."""
+        if depth > 16:
+            return False
+        if ir[0] == "r":
+            binding = self.index.attribute(ir[1], ctx)
+            if binding is None or binding.kind != "assign" or binding.ir is None or binding.index:
+                return False
+            return self._sample_index(binding.ir, replace(binding.ctx, line=binding.line),
+                                      depth + 1)
+        if ir[0] == "i":
+            return self._sample_index(ir[1], ctx, depth + 1)
+        if ir[0] == "call" and ir[1][0] == "a":
+            return self._sample_index(ir[1][1], ctx, depth + 1) or any(
+                self._sample_index(a, ctx, depth + 1) for a in ir[2])
+        if ir[0] == "call":
+            base, _, tail = (callee_name(ir) or "").rpartition(".")
+            if tail in SAMPLING_DRAWS:
+                return True
+            if base and self._sample_index(["r", base], ctx, depth + 1):
+                return True
+            return any(self._sample_index(a, ctx, depth + 1) for a in ir[2])
+        if ir[0] == "cmp":
+            return self._sample_index(ir[2], ctx, depth + 1)
+        return False
+
+    def _sampled_population(self, name: str, ctx: Ctx, itself: bool = False) -> bool:
+        """Whether ``len(name)`` (or, with ``itself``, ``name``) sizes a sampling draw (a mask or
+        permutation over the index range) in the scope: then it is the dataset (size)."""
+        scope = self.index.scope(ctx)
+        if scope is None:
+            return False
+        sizes = (["call", ["r", "len"], [["r", name]], {}], ["i", ["r", f"{name}.shape"], ["n", 0]])
+        if itself:
+            sizes = (["never"], ["r", name])
+        for stmt in scope["stmts"]:
+            for node in walk(stmt["e"]):
+                if node[0] != "call" or (callee_name(node) or "").rsplit(".", 1)[-1] not in \
+                        SAMPLING_DRAWS:
+                    continue
+                size = node[2][0] if node[2] else None
+                if size is not None and size[0] == "t" and size[1]:
+                    size = size[1][0]
+                if size is not None and (size[:3] == sizes[0][:3] or size == sizes[1]):
+                    return True
+        return False
+
+    def _binding_origin(self, binding: Binding, depth: int) -> str:
+        ir = binding.ir
+        where = replace(binding.ctx, line=binding.line)
+        if binding.kind == "loop" and ir is not None:
+            return self._element_origin(ir, where, binding.index, depth)
+        if binding.kind == "param":
+            return self._param_origin(binding, depth)
+        if binding.kind != "assign" or ir is None:
+            return "unknown"
+        if binding.index and ir[0] == "t":
+            for position in binding.index:
+                if ir[0] != "t" or position >= len(ir[1]):
+                    return "unknown"
+                ir = ir[1][position]
+            return self.origin(ir, where, depth + 1)
+        if binding.index and ir[0] == "call":
+            tail = (callee_name(ir) or "").rsplit(".", 1)[-1]
+            if tail in ("make_private", "make_private_with_epsilon"):
+                return "loader" if binding.index == (2,) else "unknown"
+            return "dataset" if known_dataset(ir, binding.index) else "unknown"
+        return self.origin(ir, where, depth + 1)
+
+    def _element_origin(
+        self, iterable: IR, ctx: Ctx, index: tuple[int, ...] | None, depth: int
+    ) -> str:
+        name = callee_name(iterable) if iterable[0] == "call" else None
+        if name == "enumerate" and iterable[2]:
+            if index and index[0] == 0:
+                return "unknown"
+            return self._element_origin(iterable[2][0], ctx, index[1:] if index else None, depth)
+        if self._sample_index(iterable, ctx, depth):
+            return "example"
+        if name == "zip":
+            parts = [self.origin(a, ctx, depth + 1) for a in iterable[2]]
+            if index and index[0] < len(parts):
+                return _element_of(parts[index[0]])
+            return "unknown"
+        return _element_of(self.origin(iterable, ctx, depth + 1))
+
+    def _param_origin(self, binding: Binding, depth: int) -> str:
+        found = {self.origin(arg, where, depth + 1)
+                 for where, arg in self.index.arguments(binding)}
+        if len(found) == 1:
+            return found.pop()
+        if not found and _DATASET_NAME.search(binding.name):
+            return "dataset"
+        if not found and "loader" in binding.name.lower():
+            return "loader"
+        return "unknown"
+
+    # -- divisors -------------------------------------------------------------------------------
+    def classify(self, ir: IR, ctx: Ctx, depth: int = 0) -> Dep:
+        """The data dependence of a divisor expression."""
+        if depth > 24:
+            return _unknown("expression too deep to follow")
+        tag = ir[0]
+        if tag == "n":
+            return Dep()
+        if tag in ("r", "i") or (tag == "a" and ir[2] in ("dataset",)):
+            return self._name(ir, ctx, depth)
+        if tag == "u":
+            return self.classify(ir[2], ctx, depth + 1)
+        if tag == "b":
+            left = self.classify(ir[2], ctx, depth + 1)
+            right = self.classify(ir[3], ctx, depth + 1)
+            if ir[1] in ("/", "//"):
+                right = replace(right, n=False)
+            combined = left | right
+            return replace(combined, floor=combined.n) if ir[1] == "//" else combined
+        if tag == "call":
+            return self._call(ir, ctx, depth)
+        if tag == "a" and ir[2] == "shape":
+            return _unknown("shape without index")
+        return _unknown(f"cannot follow expression of kind {tag!r}")
+
+    def _size_of(self, ir: IR, ctx: Ctx, depth: int, what: str) -> Dep:
+        origin = self.origin(ir, ctx, depth + 1)
+        if origin == "batch":
+            return Dep(b=True)
+        if origin == "dataset":
+            return Dep(n=True)
+        if origin == "loader":
+            return Dep()
+        return _unknown(f"{what} of a value whose origin (batch or dataset) is unknown")
+
+    def _call(self, ir: IR, ctx: Ctx, depth: int) -> Dep:
+        name = callee_name(ir) or ""
+        tail = name.rsplit(".", 1)[-1]
+        args = ir[2]
+        if name == "len" and len(args) == 1:
+            return self._size_of(args[0], ctx, depth, "len()")
+        if tail == "size" and len(args) == 1 and args[0] == ["n", 0]:
+            return self._size_of(_method_base(ir, name), ctx, depth, ".size(0)")
+        if tail in ("sum", "count_nonzero") and not args:
+            return Dep(b=True)
+        if name in FLOORS and len(args) == 1:
+            inner = self.classify(args[0], ctx, depth + 1)
+            return replace(inner, floor=inner.n)
+        if name in ("max", "min", "float", "torch.tensor") and args:
+            result = Dep()
+            for arg in args:
+                result = result | self.classify(arg, ctx, depth + 1)
+            return result
+        if name in ("round", "math.ceil", "np.ceil"):
+            inner = self.classify(args[0], ctx, depth + 1) if args else Dep()
+            if inner.n:
+                return _unknown(f"{name}() of an expected batch size is neither N*q nor floor(N*q)")
+            return inner
+        return _unknown(f"call to {name or 'an expression'}() is not followed")
+
+    def _name(self, ir: IR, ctx: Ctx, depth: int) -> Dep:
+        if ir[0] == "i":
+            base = ir[1]
+            if base[0] == "a" and base[2] == "shape" and ir[2] == ["n", 0]:
+                return self._size_of(base[1], ctx, depth, ".shape[0]")
+            if base[0] == "r" and base[1].endswith(".shape") and ir[2] == ["n", 0]:
+                return self._size_of(["r", base[1][: -len(".shape")]], ctx, depth, ".shape[0]")
+            value = Evaluator(self.index).value(ir, ctx)
+            return Dep() if value is not None else _unknown("subscript not resolved")
+        if ir[0] == "a":
+            return Dep(n=True)
+        if self._sampled_population(ir[1], ctx, itself=True):
+            return Dep(n=True)
+        binding = self.index.attribute(ir[1], ctx)
+        if binding is None:
+            return _unknown(f"{ir[1]} is not bound to anything dpcheck can follow")
+        where = replace(binding.ctx, line=binding.line)
+        if binding.kind == "option":
+            return self.classify(binding.ir, where, depth + 1) if binding.ir else _unknown(
+                f"option {binding.name} has no default"
+            )
+        if binding.kind == "param":
+            return self._param(binding, depth)
+        if binding.kind == "assign" and binding.ir is not None:
+            if binding.index:
+                value = binding.ir
+                for position in binding.index:
+                    if value[0] != "t" or position >= len(value[1]):
+                        return _unknown(f"{ir[1]} is unpacked from an expression not followed")
+                    value = value[1][position]
+                return self.classify(value, where, depth + 1)
+            return self.classify(binding.ir, where, depth + 1)
+        return _unknown(f"{ir[1]} is a {binding.kind}, not a number")
+
+    def _param(self, binding: Binding, depth: int) -> Dep:
+        results = [self.classify(arg, where, depth + 1)
+                   for where, arg in self.index.arguments(binding)]
+        if binding.ir is not None:
+            results.append(self.classify(binding.ir, binding.ctx, depth + 1))
+        if not results:
+            return _unknown(f"parameter {binding.name} has no default and no call passes it")
+        kinds = {r.kind for r in results}
+        if len(kinds) == 1:
+            return results[0]
+        return _unknown(f"parameter {binding.name} receives values of kinds {sorted(kinds)}")
+
+
+def _element_of(origin: str) -> str:
+    return {"loader": "batch", "batch": "example", "dataset": "example"}.get(origin, "unknown")
+
+
+def _method_base(call: IR, name: str) -> IR:
+    """The object a method is called on: ``x`` of ``x.size(0)``."""
+    if call[1][0] == "a":
+        return list(call[1][1])
+    return ["r", name.rsplit(".", 1)[0]]

@@ -1,0 +1,373 @@
+"""Hand-written DP-SGD updates: per-sample gradients, clipping, noise and the divisor.
+
+Works on the statements of the scopes a pipeline reaches. Noise is followed forward through
+local variables ("taint"), only through arithmetic and tensor-arithmetic calls, so noise added to
+the *input* and pushed through ``model(x)`` never reaches the update. A scope set is a DP-SGD
+update only with noise that reaches gradients, clipping, and per-sample evidence; noise on the
+whole gradient after one global ``clip_grad_norm_`` is therefore not a pipeline.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from dpcheck.model import Evidence, Span
+from dpcheck.pipelines.divisor import Dep, DivisorClassifier
+from dpcheck.pipelines.index import Ctx, ProjectIndex
+from dpcheck.sites.ir import IR, callee_name, walk
+
+NOISE_TAILS = frozenset({"normal", "randn", "randn_like", "normal_", "standard_normal", "gauss"})
+NOISE_EXCLUDED = ("nn.init.", "torch.nn.init.", "init.")
+CLIP_CALLS = frozenset({"clip_grad_norm_", "clip_grad_norm", "clip_by_norm",
+                        "clip_by_global_norm", "clip_by_value_norm"})
+BOUND_CALLS = frozenset({"clamp", "clamp_", "clip", "clip_", "min", "max", "minimum", "maximum",
+                         "where"})
+PER_SAMPLE_CALLS = frozenset({"vmap", "jacrev", "BatchGrad", "per_sample_grads",
+                              "compute_per_sample_gradients"})
+GRAD_CALLS = frozenset({"backward", "grad", "value_and_grad", "gradient"})
+ARITH_CALLS = frozenset({
+    "sum", "add", "add_", "sub", "sub_", "mul", "mul_", "div", "div_", "true_divide", "stack",
+    "cat", "concatenate", "mean", "clone", "detach", "reshape", "view", "to", "copy_", "float",
+    "normal", "randn", "randn_like", "normal_", "standard_normal", "tensor", "zeros_like",
+    "flatten", "squeeze", "unsqueeze", "tree_map", "asarray", "array", "multiply", "divide",
+    "einsum", "matmul", "dot", "tensordot", "where", "pow", "sqrt", "zip", "items", "values",
+})
+PARAMETER_CALLS = frozenset({"parameters", "named_parameters", "trainable_variables"})
+INPLACE = frozenset({"add_", "sub_", "mul_", "div_", "copy_"})
+
+
+@dataclass(frozen=True)
+class Divisor:
+    """A division applied to the noisy (or clipped) sum, with its data dependence."""
+
+    dep: Dep
+    span: Span
+    text: str
+
+
+@dataclass
+class HandwrittenUpdate:
+    """What a set of scopes does to gradients; ``is_dp_sgd`` when it is a DP-SGD update."""
+
+    noise: list[Evidence] = field(default_factory=list)
+    clip: list[Evidence] = field(default_factory=list)
+    per_sample: list[Evidence] = field(default_factory=list)
+    divisors: list[Divisor] = field(default_factory=list)
+    updates: list[Evidence] = field(default_factory=list)
+    opaque: list[Evidence] = field(default_factory=list)
+    noise_calls: list[tuple[Ctx, IR, IR]] = field(default_factory=list)
+    clip_calls: list[tuple[Ctx, IR]] = field(default_factory=list)
+    per_sample_names: set[str] = field(default_factory=set)
+
+    @property
+    def is_dp_sgd(self) -> bool:
+        return bool(self.noise and self.clip and self.per_sample and self.updates)
+
+
+def _refs(ir: IR) -> Iterator[str]:
+    for node in walk(ir):
+        if node[0] == "r":
+            yield node[1]
+
+
+def _targets(target: Any) -> Iterator[str]:
+    if isinstance(target, str):
+        yield target.removesuffix("[]")
+    elif isinstance(target, list):
+        for item in target:
+            yield from _targets(item)
+
+
+def _touches(names: Iterable[str], tainted: set[str]) -> bool:
+    return any(n in tainted or any(n.startswith(t + ".") for t in tainted) for n in names)
+
+
+def _tail(name: str | None) -> str:
+    return (name or "").rsplit(".", 1)[-1]
+
+
+def is_noise_call(node: IR) -> bool:
+    """A Gaussian noise draw (``torch.normal``, ``randn_like``, ``rng.normal``, ...)."""
+    name = callee_name(node) or ""
+    return _tail(name) in NOISE_TAILS and not name.startswith(NOISE_EXCLUDED)
+
+
+def is_norm_name(name: str) -> bool:
+    """A name for a gradient norm (``norms``, ``grad_norm``), not a clip bound (``CLIP_NORM``,
+    ``max_norm``)."""
+    lowered = name.lower()
+    return "norm" in lowered and not any(w in lowered for w in ("clip", "max_", "bound"))
+
+
+def mentions_norm(ir: IR) -> bool:
+    """Whether an expression computes or reads a gradient norm."""
+    return any(
+        (n[0] == "call" and "norm" in _tail(callee_name(n)).lower())
+        or (n[0] == "r" and is_norm_name(n[1]))
+        for n in walk(ir)
+    )
+
+
+def is_clip_call(node: IR) -> bool:
+    """Clipping: a clip-by-norm API, or a bound (``min(1, C/norm)``, ``clamp``) over a norm."""
+    tail = _tail(callee_name(node))
+    return tail in CLIP_CALLS or (tail in BOUND_CALLS and mentions_norm(node))
+
+
+def _row_norm(node: IR) -> bool:
+    return "norm" in _tail(callee_name(node)) and any(k in node[3] for k in ("dim", "axis"))
+
+
+class HandwrittenAnalyzer:
+    """Finds the hand-written DP-SGD update in a set of scopes."""
+
+    def __init__(self, index: ProjectIndex) -> None:
+        self.index = index
+        self.divisors = DivisorClassifier(index)
+        self._clipping: dict[Ctx, bool] = {}
+        self._per_sample_functions: dict[Ctx, bool] = {}
+
+    def analyze(self, scopes: Iterable[Ctx]) -> HandwrittenUpdate:
+        result = HandwrittenUpdate()
+        for ctx in scopes:
+            scope = self.index.scope(ctx)
+            if scope is not None:
+                self._scope(ctx, scope, result)
+        return result
+
+    def _span(self, ctx: Ctx, stmt: dict[str, Any], node: IR | None = None) -> Span:
+        if node is not None and node[0] == "call":
+            line, col, end_line, end_col = node[4]
+            return Span(ctx.path, line, col, end_line, end_col)
+        return Span(ctx.path, stmt["line"], stmt["col"], stmt["end"][0], stmt["end"][1])
+
+    def _example_loop(self, ctx: Ctx, stmts: list[dict[str, Any]], loop: int) -> bool:
+        while loop >= 0:
+            header = stmts[loop]
+            iterable = header["e"]
+            where = Ctx(ctx.path, ctx.scope, header["line"])
+            name = callee_name(iterable) if iterable[0] == "call" else None
+            if name == "range" and iterable[2]:
+                dep = self.divisors.classify(iterable[2][-1], where)
+                if dep.kind == "realized":
+                    return True
+            else:
+                targets = list(_targets(header["t"]))
+                if targets:
+                    binding = self.index.bind(targets[-1], Ctx(ctx.path, ctx.scope,
+                                                               header["line"] + 1))
+                    if binding is not None and self.divisors.origin(
+                        ["r", targets[-1]], Ctx(ctx.path, ctx.scope, header["line"] + 1)
+                    ) == "example":
+                        return True
+            loop = header["loop"]
+        return False
+
+    def _scope(self, ctx: Ctx, scope: dict[str, Any], result: HandwrittenUpdate) -> None:
+        stmts: list[dict[str, Any]] = scope["stmts"]
+        noisy: set[str] = set()
+        clipped: set[str] = set()
+        gradients: set[str] = set()
+        parameters: set[str] = set()
+        pending: list[tuple[Ctx, IR, IR, Evidence]] = []
+        for stmt in stmts:
+            expr: IR = stmt["e"]
+            where = Ctx(ctx.path, ctx.scope, stmt["line"])
+            calls = [n for n in walk(expr) if n[0] == "call"]
+            refs = set(_refs(expr))
+            targets = set(_targets(stmt["t"]))
+            for node in calls:
+                if _tail(callee_name(node)) in INPLACE and node[1][0] == "r":
+                    targets.add(node[1][1].rsplit(".", 1)[0])
+            self._per_sample(ctx, stmts, stmt, calls, refs, targets, result)
+            clip_here = [n for n in calls if is_clip_call(n)]
+            for node in clip_here:
+                result.clip.append(Evidence("clip", self._span(ctx, stmt, node),
+                                            stmt.get("src", "clipping")))
+                result.clip_calls.append((where, node))
+            noise_here = [n for n in calls if is_noise_call(n)]
+            flows = self._arith_flow(expr, refs)
+            for node in walk(expr):
+                if node[0] == "comp":
+                    bound = set(node[2])
+                    iterated = set().union(*(self._arith_flow(i, set()) for i in node[3]))
+                    for tainted in (noisy, clipped):
+                        if _touches(iterated, tainted):
+                            tainted |= bound
+            if clip_here or _touches(flows, clipped) or any("grad_sample" in r for r in refs) \
+                    or any(self._clips(r, where) for r in refs):
+                clipped |= targets
+            if stmt["k"] == "for" and any(
+                    _tail(callee_name(n)) in PARAMETER_CALLS for n in calls):
+                parameters |= targets
+            grad_like = _touches(refs | targets, clipped | gradients) or any(
+                "grad" in n for n in refs | targets
+            ) or (stmt["k"] != "for" and _touches(targets, parameters))
+            if grad_like and _touches(flows, clipped | gradients) or any("grad" in n for n in flows):
+                gradients |= targets
+            seeds = noise_here and (grad_like or any("nois" in t.lower() for t in targets))
+            if seeds or _touches(flows, noisy):
+                noisy |= targets
+                pending.extend((where, node, expr, Evidence(
+                    "noise", self._span(ctx, stmt, node), stmt.get("src", "noise draw")))
+                    for node in noise_here)
+                if not grad_like:
+                    continue
+                for place, node, statement, evidence in pending:
+                    result.noise.append(evidence)
+                    result.noise_calls.append((place, node, statement))
+                pending.clear()
+                result.updates.append(Evidence("update", self._span(ctx, stmt),
+                                               stmt.get("src", "noisy update")))
+                self._divisors(where, stmt, noisy, clipped, result)
+                self._opaque(where, stmt, noisy, result)
+            elif _touches(refs, clipped):
+                self._mean_divisor(where, stmt, clipped, result)
+
+    def _clips(self, callee: str | None, ctx: Ctx) -> bool:
+        """Whether ``callee`` is a project function that clips (its result is clipped)."""
+        target = self.index.function(callee, ctx) if callee else None
+        if target is None:
+            return False
+        if target not in self._clipping:
+            scope = self.index.scope(target)
+            self._clipping[target] = scope is not None and any(
+                is_clip_call(n) for stmt in scope["stmts"] for n in walk(stmt["e"])
+                if n[0] == "call")
+        return self._clipping[target]
+
+    def _per_sample(self, ctx: Ctx, stmts: list[dict[str, Any]], stmt: dict[str, Any],
+                    calls: list[IR], refs: set[str], targets: set[str],
+                    result: HandwrittenUpdate) -> None:
+        """Per-sample gradients: ``vmap``/``grad_sample`` values, row-wise norms and gradient
+        calls inside a loop over examples seed a taint; the evidence is recorded where a clip
+        reaches them, so per-sample machinery that clipping never touches does not count."""
+        tainted = result.per_sample_names
+        where = Ctx(ctx.path, ctx.scope, stmt["line"])
+        seeded = any("grad_sample" in r or "per_sample" in r for r in refs) or any(
+            _tail(callee_name(n)) in PER_SAMPLE_CALLS or _row_norm(n)
+            or self._per_sample_function(callee_name(n), where) for n in calls)
+        in_examples = stmt["loop"] >= 0 and any(
+            _tail(callee_name(n)) in GRAD_CALLS or is_clip_call(n) for n in calls
+        ) and self._example_loop(ctx, stmts, stmt["loop"])
+        if seeded or in_examples or _touches(refs, tainted):
+            tainted |= targets
+        clips = [n for n in calls if is_clip_call(n)]
+        clips_here = bool(clips) or any(self._clips(r, where) for r in refs)
+        if clips_here and (seeded or in_examples or _touches(refs, tainted)):
+            note = "clipping inside a loop over the examples of a batch" if in_examples else (
+                "clipping of per-sample gradients")
+            result.per_sample.append(Evidence(
+                "per-sample-grad", self._span(ctx, stmt, clips[0] if clips else None), note))
+
+    def _per_sample_function(self, callee: str | None, ctx: Ctx) -> bool:
+        """Whether ``callee`` is a project function computing per-sample gradients (``vmap``,
+        or gradients taken inside a loop over examples)."""
+        target = self.index.function(callee, ctx) if callee else None
+        if target is None:
+            return False
+        if target not in self._per_sample_functions:
+            self._per_sample_functions[target] = False
+            scope = self.index.scope(target)
+            stmts = scope["stmts"] if scope else []
+            self._per_sample_functions[target] = any(
+                _tail(callee_name(n)) in PER_SAMPLE_CALLS
+                or (_tail(callee_name(n)) in GRAD_CALLS and stmt["loop"] >= 0
+                    and self._example_loop(target, stmts, stmt["loop"]))
+                for stmt in stmts for n in walk(stmt["e"]) if n[0] == "call")
+        return self._per_sample_functions[target]
+
+    def _arith_flow(self, expr: IR, refs: set[str]) -> set[str]:
+        """Names whose value flows into ``expr`` through arithmetic only (not ``model(x)``)."""
+        flowing: set[str] = set()
+        stack = [expr]
+        while stack:
+            node = stack.pop()
+            tag = node[0]
+            if tag == "r":
+                flowing.add(node[1])
+            elif tag == "call":
+                name = callee_name(node) or ""
+                if _tail(name) not in ARITH_CALLS:
+                    continue
+                if node[1][0] == "r" and "." in name:
+                    flowing.add(name.rsplit(".", 1)[0])
+                elif node[1][0] == "a":
+                    stack.append(node[1][1])
+                stack.extend(node[2])
+                stack.extend(node[3].values())
+            elif tag in ("b", "cmp"):
+                stack.extend((node[2], node[3]))
+            elif tag == "u":
+                stack.append(node[2])
+            elif tag == "i":
+                stack.append(node[1])
+            elif tag == "t":
+                stack.extend(node[1])
+            elif tag == "comp":
+                stack.append(node[1])
+                stack.extend(node[3])
+        return flowing
+
+    def _divisors(self, ctx: Ctx, stmt: dict[str, Any], noisy: set[str], clipped: set[str],
+                  result: HandwrittenUpdate) -> None:
+        tainted = noisy | clipped
+        span = self._span(ctx, stmt)
+        text = stmt.get("src", "")
+        if stmt["k"] == "aug" and stmt.get("op") in ("/", "//"):
+            self._add(ctx, stmt["e"], span, text, result, floor=stmt["op"] == "//")
+        for node in walk(stmt["e"]):
+            if node[0] == "b" and node[1] in ("/", "//"):
+                dividend = set(self._arith_flow(node[2], set())) | _noise_marker(node[2])
+                if _touches(dividend, tainted) or "<noise>" in dividend:
+                    self._add(ctx, node[3], span, text, result, floor=node[1] == "//")
+            elif node[0] == "b" and node[1] == "*":
+                for factor, other in ((node[2], node[3]), (node[3], node[2])):
+                    if factor[0] == "b" and factor[1] == "/" and (
+                        _touches(self._arith_flow(other, set()), tainted) or _noise_marker(other)
+                    ) and not _touches(self._arith_flow(factor[2], set()), tainted):
+                        self._add(ctx, factor[3], span, text, result)
+            elif node[0] == "call" and _tail(callee_name(node)) in ("div", "div_", "true_divide"):
+                if node[2]:
+                    self._add(ctx, node[2][-1], span, text, result)
+        self._mean_divisor(ctx, stmt, clipped, result)
+
+    def _mean_divisor(self, ctx: Ctx, stmt: dict[str, Any], clipped: set[str],
+                      result: HandwrittenUpdate) -> None:
+        for node in walk(stmt["e"]):
+            if node[0] == "call" and _tail(callee_name(node)) == "mean":
+                base = set(self._arith_flow(node[1][1], set())) if node[1][0] == "a" else {
+                    (callee_name(node) or "").rsplit(".", 1)[0]}
+                inputs = base | set().union(*(self._arith_flow(a, set()) for a in node[2]))
+                if _touches(inputs, clipped):
+                    result.divisors.append(Divisor(
+                        Dep(b=True), self._span(ctx, stmt, node),
+                        "mean over the per-sample axis divides by the realized batch size"))
+
+    def _add(self, ctx: Ctx, divisor: IR, span: Span, text: str, result: HandwrittenUpdate,
+             floor: bool = False) -> None:
+        dep = self.divisors.classify(divisor, ctx)
+        if floor and dep.n:
+            dep = Dep(n=True, floor=True)
+        result.divisors.append(Divisor(dep, span, text))
+
+    def _opaque(self, ctx: Ctx, stmt: dict[str, Any], noisy: set[str],
+                result: HandwrittenUpdate) -> None:
+        for node in walk(stmt["e"]):
+            if node[0] != "call":
+                continue
+            name = callee_name(node) or ""
+            if _tail(name) in ARITH_CALLS or not any(
+                _touches(self._arith_flow(a, set()), noisy) for a in node[2]
+            ):
+                continue
+            if self.index.function(name, ctx) is not None:
+                result.opaque.append(Evidence(
+                    "update", self._span(ctx, stmt, node),
+                    f"the noisy sum is passed to {name}(), which dpcheck does not follow"))
+
+
+def _noise_marker(ir: IR) -> set[str]:
+    return {"<noise>"} if any(n[0] == "call" and is_noise_call(n) for n in walk(ir)) else set()

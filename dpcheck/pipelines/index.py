@@ -1,0 +1,359 @@
+"""Name resolution over module summaries: where a name used at a place was bound.
+
+``ProjectIndex`` answers "what does ``name`` mean at line L of scope S of file P" with a
+``Binding``: a local assignment (possibly one element of a tuple unpacking), a loop target, a
+function parameter, a module constant (of this or an imported module), an argparse/click/absl
+option default, or a class attribute. Value resolution (``values``) and data-dependence
+classification (``divisor``) are both written on top of it, so they agree on what a name is.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from dpcheck.project import Project
+from dpcheck.sites.ir import IR, callee_name, walk
+
+Summary = dict[str, Any]
+ARGS_PARSERS: frozenset[str] = frozenset({"parse_args", "parse_known_args"})
+
+
+@dataclass(frozen=True)
+class Ctx:
+    """A place in the project: file, scope qualname and the line a name is read at."""
+
+    path: str
+    scope: str
+    line: int = 10**9
+
+
+@dataclass(frozen=True)
+class Binding:
+    """What a name is bound to. ``kind`` is one of ``assign``, ``loop``, ``param``, ``option``,
+    ``module`` (an imported module object), ``function`` or ``class``.
+
+    ``ir`` is the bound expression (the assigned value, the loop iterable, the parameter default,
+    the option default); ``index`` the tuple-unpacking position (None if not unpacked); ``ctx``
+    where ``ir`` must itself be read; ``line`` the line of the binding (for provenance).
+    """
+
+    kind: str
+    ir: IR | None
+    ctx: Ctx
+    line: int
+    index: tuple[int, ...] | None = None
+    name: str = ""
+
+
+def _positions(target: Any, name: str, prefix: tuple[int, ...] = ()) -> tuple[int, ...] | None:
+    """Where ``name`` sits in an (possibly nested) unpacking target; () for a plain target."""
+    if isinstance(target, str):
+        return prefix if target == name else None
+    if isinstance(target, list):
+        for i, item in enumerate(target):
+            found = _positions(item, name, (*prefix, i))
+            if found is not None:
+                return found
+    return None
+
+
+class ProjectIndex:
+    """Summaries plus the lookups the pipeline stage needs; caches per-file derived tables."""
+
+    def __init__(self, project: Project) -> None:
+        self.project = project
+        self._paths = frozenset(project.paths)
+        self._call_index: dict[str, list[tuple[Ctx, IR]]] | None = None
+        self.module_path = lru_cache(maxsize=None)(self._module_path)
+
+    def summary(self, path: str) -> Summary | None:
+        return self.project.summary(path)
+
+    def scope(self, ctx: Ctx) -> dict[str, Any] | None:
+        summary = self.summary(ctx.path)
+        return summary["scopes"].get(ctx.scope) if summary else None
+
+    # -- modules ----------------------------------------------------------------------------
+    def _module_path(self, importer: str, dotted: str) -> tuple[str, str] | None:
+        """The project file a dotted import target lives in, and the remaining attribute path."""
+        level = len(dotted) - len(dotted.lstrip("."))
+        parts = dotted.lstrip(".").split(".") if dotted.strip(".") else []
+        bases: list[str] = []
+        here = posixpath.dirname(importer)
+        if level:
+            for _ in range(level - 1):
+                here = posixpath.dirname(here)
+            bases = [here]
+        else:
+            bases = [here, ""] if here else [""]
+        for base in bases:
+            for cut in range(len(parts), 0, -1):
+                stem = posixpath.join(base, *parts[:cut]) if base else posixpath.join(*parts[:cut])
+                rest = ".".join(parts[cut:])
+                for candidate in (f"{stem}.py", f"{stem}/__init__.py"):
+                    if candidate in self._paths:
+                        return candidate, rest
+        return None
+
+    # -- names ------------------------------------------------------------------------------
+    def bind(self, name: str, ctx: Ctx, depth: int = 0) -> Binding | None:
+        """The binding of ``name`` (dotted) as read at ``ctx``; None if it cannot be found."""
+        if depth > 8:
+            return None
+        scope = self.scope(ctx)
+        summary = self.summary(ctx.path)
+        if scope is None or summary is None:
+            return None
+        found = self._local(name, ctx, scope)
+        if found is not None:
+            return found
+        for param, default in scope["params"]:
+            if param == name:
+                return Binding("param", default, ctx, scope["line"], name=param)
+        if ctx.scope != "<module>":
+            parent = ctx.scope.rsplit(".", 1)[0] if "." in ctx.scope else "<module>"
+            if parent in summary["classes"]:
+                parent = "<module>"
+            return self.bind(name, Ctx(ctx.path, parent), depth + 1)
+        return self._global(name, ctx, summary, depth)
+
+    def _local(self, name: str, ctx: Ctx, scope: dict[str, Any]) -> Binding | None:
+        best: Binding | None = None
+        for stmt in scope["stmts"]:
+            if stmt["line"] >= ctx.line:
+                break
+            if stmt["k"] not in ("assign", "for", "with"):
+                continue
+            index = _positions(stmt["t"], name)
+            if index is None:
+                continue
+            kind = "loop" if stmt["k"] == "for" else "assign"
+            best = Binding(kind, stmt["e"], Ctx(ctx.path, ctx.scope, stmt["line"]),
+                           stmt["line"], index or None, name)
+        return best
+
+    def _global(self, name: str, ctx: Ctx, summary: Summary, depth: int) -> Binding | None:
+        head, _, rest = name.partition(".")
+        if name in summary["scopes"] and name != "<module>":
+            scope = summary["scopes"][name]
+            kind = "class" if name in summary["classes"] else "function"
+            return Binding(kind, None, Ctx(ctx.path, name), scope["line"], name=name)
+        target = summary["imports"].get(head)
+        if target is None:
+            return None
+        full = f"{target}.{rest}" if rest else target
+        located = self.module_path(ctx.path, full)
+        if located is None:
+            return Binding("module", None, ctx, 0, name=full)
+        path, attr = located
+        if not attr:
+            return Binding("module", None, Ctx(path, "<module>"), 0, name=full)
+        return self.bind(attr, Ctx(path, "<module>"), depth + 1)
+
+    # -- attributes ---------------------------------------------------------------------------
+    def option(self, dest: str, path: str) -> Binding | None:
+        """The argparse/click/absl option ``dest`` declared in ``path`` (else anywhere)."""
+        ordered = [path, *(p for p in self.project.candidate_paths() if p != path)]
+        for candidate in ordered:
+            summary = self.summary(candidate)
+            if not summary:
+                continue
+            for entry in summary["argparse"]:
+                if entry["dest"] == dest:
+                    return Binding("option", entry["default"], Ctx(candidate, "<module>"),
+                                   entry["line"], name=dest)
+        return None
+
+    def attribute(self, name: str, ctx: Ctx) -> Binding | None:
+        """``base.attr`` resolved through what ``base`` is: parsed args, a config object or
+        class, ``self``, an imported module."""
+        direct = self.bind(name, ctx)
+        if direct is not None and direct.kind != "module":
+            return direct
+        base, _, attr = name.rpartition(".")
+        if not base:
+            return direct
+        if base == "self" or base.startswith("self."):
+            return self._self_attribute(name, ctx)
+        owner = self.bind(base, ctx)
+        if owner is None:
+            return None
+        if owner.kind == "param" and owner.ir is None:
+            return self._param_attribute(owner, attr)
+        if owner.kind == "module":
+            return self.attribute(name.split(".", 1)[1], owner.ctx) if owner.ctx.path != ctx.path \
+                else None
+        if owner.kind == "class":
+            return self._class_attribute(owner.ctx.path, owner.name, attr)
+        if owner.kind in ("assign", "param") and owner.ir is not None and owner.index is None:
+            value = owner.ir
+            if value[0] == "call":
+                called = callee_name(value) or ""
+                tail = called.rsplit(".", 1)[-1]
+                if tail in ARGS_PARSERS:
+                    return self.option(attr, owner.ctx.path)
+                returned = self._returned_option(value, owner.ctx, attr)
+                if returned is not None:
+                    return returned
+                if attr in value[3]:
+                    return Binding("assign", value[3][attr], owner.ctx, owner.line, name=attr)
+                cls = self.bind(called, owner.ctx)
+                if cls is not None and cls.kind == "class":
+                    return self._class_attribute(cls.ctx.path, cls.name, attr)
+            if value[0] == "i" and value[1][0] == "call":
+                if (callee_name(value[1]) or "").endswith("parse_known_args"):
+                    return self.option(attr, owner.ctx.path)
+        return None
+
+    def _param_attribute(self, param: Binding, attr: str) -> Binding | None:
+        """``args.x`` where ``args`` is a parameter: follow the single argument the callers pass
+        (a name, or a project function returning ``parse_args()``)."""
+        found: list[Binding | None] = []
+        for where, arg in self.arguments(param):
+            if arg[0] == "r":
+                found.append(self.attribute(f"{arg[1]}.{attr}", where))
+            elif arg[0] == "call":
+                found.append(self._returned_option(arg, where, attr))
+        unique = {(b.kind, b.ctx, b.line, b.name) if b else None for b in found}
+        return found[0] if len(unique) == 1 else None
+
+    def arguments(self, param: Binding) -> Iterator[tuple[Ctx, IR]]:
+        """What the callers of a parameter's function pass for it, with where they pass it."""
+        scope = self.scope(param.ctx)
+        names = [p[0] for p in scope["params"]] if scope else []
+        for where, call in self.call_sites(param.ctx):
+            arg = argument(call, names, param.name)
+            if arg is not None:
+                yield where, arg
+
+    def _returned_option(self, call: IR, ctx: Ctx, attr: str) -> Binding | None:
+        target = self.function(callee_name(call) or "", ctx)
+        scope = self.scope(target) if target else None
+        if target is None or scope is None:
+            return None
+        for stmt in scope["stmts"]:
+            value = stmt["e"]
+            if stmt["k"] == "return" and value[0] == "call" and (
+                    callee_name(value) or "").rsplit(".", 1)[-1] in ARGS_PARSERS:
+                return self.option(attr, target.path)
+        return None
+
+    def _self_attribute(self, name: str, ctx: Ctx) -> Binding | None:
+        scope = self.scope(ctx)
+        cls = scope.get("class") if scope else None
+        if not cls:
+            return None
+        return self._class_attribute(ctx.path, cls, name.split(".", 1)[1], f"self.{name[5:]}")
+
+    def _class_attribute(
+        self, path: str, cls: str, attr: str, self_name: str | None = None
+    ) -> Binding | None:
+        summary = self.summary(path)
+        if not summary:
+            return None
+        own = summary["scopes"].get(cls)
+        if own is not None:
+            found = self._local(attr, Ctx(path, cls), own)
+            if found is not None:
+                return found
+        wanted = self_name or f"self.{attr}"
+        for qual, scope in summary["scopes"].items():
+            if scope.get("class") == cls and qual != cls:
+                found = self._local(wanted, Ctx(path, qual), scope)
+                if found is not None:
+                    return found
+        return None
+
+    # -- functions and calls --------------------------------------------------------------------
+    def function(self, callee: str, ctx: Ctx) -> Ctx | None:
+        """The project function (or class ``__init__``) a callee name refers to."""
+        if callee.startswith("self."):
+            scope = self.scope(ctx)
+            cls = scope.get("class") if scope else None
+            method = f"{cls}.{callee[5:]}" if cls else None
+            summary = self.summary(ctx.path)
+            if method and summary and method in summary["scopes"]:
+                return Ctx(ctx.path, method)
+            return None
+        binding = self.bind(callee, ctx)
+        if binding is None and "." in callee:
+            base, _, method = callee.rpartition(".")
+            owner = self.bind(base, ctx)
+            if owner is not None and owner.kind == "assign" and owner.ir is not None \
+                    and owner.ir[0] == "call" and owner.index is None:
+                cls = self.bind(callee_name(owner.ir) or "", owner.ctx)
+                if cls is not None and cls.kind == "class":
+                    qual = f"{cls.name}.{method}"
+                    summary = self.summary(cls.ctx.path)
+                    if summary and qual in summary["scopes"]:
+                        return Ctx(cls.ctx.path, qual)
+            return None
+        if binding is None:
+            return None
+        if binding.kind == "function":
+            return binding.ctx
+        if binding.kind == "class":
+            init = f"{binding.name}.__init__"
+            summary = self.summary(binding.ctx.path)
+            if summary and init in summary["scopes"]:
+                return Ctx(binding.ctx.path, init)
+        return None
+
+    def loop_count(self, ctx: Ctx, stmt: dict[str, Any]) -> tuple[Ctx, IR] | None:
+        """The iteration count of the ``for ... in range(n)`` directly enclosing ``stmt``."""
+        scope = self.scope(ctx)
+        if scope is None or stmt["loop"] < 0:
+            return None
+        header = scope["stmts"][stmt["loop"]]
+        iterable = header["e"]
+        if iterable[0] == "call" and callee_name(iterable) == "range" and len(iterable[2]) == 1:
+            return Ctx(ctx.path, ctx.scope, header["line"]), iterable[2][0]
+        return None
+
+    def call_sites(self, target: Ctx) -> Iterator[tuple[Ctx, IR]]:
+        """Calls anywhere in the candidate files that resolve to the function ``target``
+        (a class's ``__init__`` is called by the class name)."""
+        parts = target.scope.split(".")
+        short = parts[-2] if parts[-1] == "__init__" and len(parts) > 1 else parts[-1]
+        for where, node in self.calls_named(short):
+            if self.function(callee_name(node) or "", where) == Ctx(target.path, target.scope):
+                yield where, node
+
+    def calls_named(self, tail: str) -> list[tuple[Ctx, IR]]:
+        """Every call in the candidate files whose callee ends in ``tail`` (index built once)."""
+        if self._call_index is None:
+            self._call_index = {}
+            for path in self.project.candidate_paths():
+                summary = self.summary(path)
+                for qual, scope in (summary or {}).get("scopes", {}).items():
+                    for stmt in scope["stmts"]:
+                        where = Ctx(path, qual, stmt["line"])
+                        for node in _calls(stmt["e"]):
+                            name = (callee_name(node) or "").rsplit(".", 1)[-1]
+                            self._call_index.setdefault(name, []).append((where, node))
+        return self._call_index.get(tail, [])
+
+
+def _calls(ir: IR) -> Iterator[IR]:
+    for node in walk(ir):
+        if node[0] == "call":
+            yield node
+
+
+def argument(call: IR, params: list[str], name: str) -> IR | None:
+    """The argument a call passes for parameter ``name`` (by keyword or position)."""
+    if name in call[3]:
+        return call[3][name]
+    offset = 1 if params and params[0] in ("self", "cls") else 0
+    try:
+        position = params.index(name) - offset
+    except ValueError:
+        return None
+    args = call[2]
+    if 0 <= position < len(args) and args[position][0] != "?":
+        return args[position]
+    return None

@@ -1,0 +1,89 @@
+"""The user's calls into Opacus (1.x ``make_private*``, 0.x ``PrivacyEngine(...).attach``) and the
+normalization they get from the release the project runs."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from dpcheck.pipelines.index import Ctx, ProjectIndex
+from dpcheck.sites.ir import IR, callee_name, walk
+
+ENTRY_CALLS = frozenset({"make_private", "make_private_with_epsilon"})
+#: Normalization codes of the version table -> divisor kinds of ``dpcheck.pipelines.divisor``.
+NORMALIZATION = {"A": "realized", "EA": "expected", "FEA": "floor-expected", "none": "none"}
+
+
+@dataclass
+class OpacusUsage:
+    """Where the user hands training to Opacus: the entry call and the engine construction."""
+
+    call: IR
+    ctx: Ctx
+    engine: tuple[Ctx, IR] | None
+
+    def keyword(self, name: str) -> IR | None:
+        """A keyword of the entry call, else of the engine constructor (0.x style)."""
+        if name in self.call[3]:
+            return self.call[3][name]
+        if self.engine is not None:
+            return self.engine[1][3].get(name)
+        return None
+
+
+def find_usage(index: ProjectIndex, scopes: Iterable[Ctx]) -> OpacusUsage | None:
+    """The first ``make_private*`` call, else a 0.x ``attach`` of a ``PrivacyEngine``."""
+    engines: list[tuple[Ctx, IR]] = []
+    attaches: list[tuple[Ctx, IR]] = []
+    for ctx in scopes:
+        scope = index.scope(ctx)
+        if scope is None:
+            continue
+        for stmt in scope["stmts"]:
+            where = Ctx(ctx.path, ctx.scope, stmt["line"])
+            for node in walk(stmt["e"]):
+                if node[0] != "call":
+                    continue
+                tail = (callee_name(node) or "").rsplit(".", 1)[-1]
+                if tail in ENTRY_CALLS:
+                    return OpacusUsage(node, where, _engine_of(index, node, where))
+                if tail == "PrivacyEngine":
+                    engines.append((where, node))
+                elif tail == "attach":
+                    attaches.append((where, node))
+    if engines and attaches:
+        ctx, call = attaches[0]
+        return OpacusUsage(call, ctx, engines[0])
+    return None
+
+
+def _engine_of(index: ProjectIndex, call: IR, ctx: Ctx) -> tuple[Ctx, IR] | None:
+    name = callee_name(call) or ""
+    binding = index.attribute(name.rsplit(".", 1)[0], ctx) if "." in name else None
+    if binding is not None and binding.ir is not None and binding.ir[0] == "call":
+        return binding.ctx, binding.ir
+    return None
+
+
+def normalization(usage: OpacusUsage, row: dict[str, Any]) -> tuple[str, str]:
+    """(divisor kind, why) for a usage under a version-table row."""
+    reduction = usage.keyword("loss_reduction")
+    if reduction == ["s", "sum"]:
+        return NORMALIZATION.get(row["normalization_sum"], "unknown"), (
+            'loss_reduction="sum": the noisy sum is not normalized')
+    if reduction not in (None, ["s", "mean"]):
+        return "unknown", "loss_reduction is not a literal dpcheck can read"
+    code = row["normalization_mean"]
+    for variant in row.get("variants") or []:
+        when = variant.get("when", "")
+        flag = "poisson_sampling" if when.startswith("poisson_sampling") else "poisson"
+        given = usage.keyword(flag)
+        default_case = "default" in when
+        if (given == ["c", False]) or (given is None and default_case):
+            if "normalization_mean" in variant:
+                code = variant["normalization_mean"]
+                return NORMALIZATION.get(code, "unknown"), f"opacus {row['version']}: {when}"
+    return NORMALIZATION.get(code, "unknown"), (
+        f"opacus {row['version']} normalizes the noisy sum by "
+        f"{ {'A': '|B|', 'EA': 'N*q', 'FEA': 'floor(N*q)'}.get(code, code) }")

@@ -1,0 +1,275 @@
+"""The training parameters of a pipeline (sigma, clip, batch_size, N, q, epochs, steps, delta,
+target_epsilon, dim), each resolved statically with provenance; overrides win.
+
+Sources, in order of preference per parameter: the DP library call (``make_private`` keywords,
+the 0.x ``PrivacyEngine`` constructor), the hand-written update (noise std / clip threshold),
+the training loader, the accountant's arguments, then values derived from the others
+(``q = B/N``, ``steps = epochs * ceil(N/B)``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
+
+from dpcheck.model import ParamValue, Span
+from dpcheck.pipelines.accountants import AccountantCall
+from dpcheck.pipelines.dim import model_size
+from dpcheck.pipelines.handwritten import HandwrittenUpdate, mentions_norm
+from dpcheck.pipelines.index import Ctx, ProjectIndex
+from dpcheck.pipelines.opacus_usage import OpacusUsage
+from dpcheck.pipelines.sampling import Sampling
+from dpcheck.pipelines.tf_privacy import KEYWORDS as TF_KEYWORDS
+from dpcheck.pipelines.values import Evaluator
+from dpcheck.sites.ir import IR, callee_name, walk
+
+#: Noise draws whose positional arguments are (key, shape) or (shape, mean, std), not (mean, std).
+KEY_FIRST_NORMALS = ("jax.random.", "random.normal", "tf.random.", "tensorflow.random.")
+OPACUS_KEYWORDS = {
+    "sigma": ("noise_multiplier",), "clip": ("max_grad_norm",), "batch_size": ("batch_size",),
+    "N": ("sample_size",), "q": ("sample_rate",), "epochs": ("epochs",),
+    "delta": ("target_delta",), "target_epsilon": ("target_epsilon",),
+}
+
+
+class ParamCollector:
+    """Resolves the parameters of one pipeline."""
+
+    def __init__(self, index: ProjectIndex, overrides: Mapping[str, ParamValue]) -> None:
+        self.index = index
+        self.values = Evaluator(index)
+        self.overrides = overrides
+
+    def _resolve(self, name: str, ir: IR | None, ctx: Ctx) -> ParamValue | None:
+        if ir is None:
+            return None
+        value = self.values.value(ir, ctx)
+        if value is None:
+            return ParamValue(name, None, "unresolved", Span(ctx.path, ctx.line), None)
+        return value.param(name)
+
+    def accountant_args(self, call: AccountantCall) -> dict[str, ParamValue]:
+        """The accountant's own q, steps, sigma (derived from N/batch/epochs when given so)."""
+        found = {k: p for k, (ctx, ir) in call.args.items() if (p := self._resolve(k, ir, ctx))}
+        size, batch, epochs = found.get("N"), found.get("batch_size"), found.get("epochs")
+        if "q" not in found and _known(size, batch):
+            found["q"] = _derived("q", batch.value / size.value, call.span)  # type: ignore
+        if "steps" not in found and _known(size, batch, epochs):
+            steps = epochs.value * size.value / batch.value  # type: ignore[union-attr]
+            found["steps"] = _derived("steps", steps, call.span)
+        return found
+
+    def collect(
+        self,
+        usage: OpacusUsage | None,
+        update: HandwrittenUpdate | None,
+        sampling: Sampling,
+        accountants: list[AccountantCall],
+        scopes: Iterable[Ctx],
+        optimizer: tuple[Ctx, IR] | None = None,
+    ) -> dict[str, ParamValue]:
+        scopes = list(scopes)
+        params: dict[str, ParamValue] = {}
+
+        def offer(param: ParamValue | None) -> None:
+            if param is not None and param.value is not None and param.name not in params:
+                params[param.name] = param
+
+        if usage is not None:
+            for name, keywords in OPACUS_KEYWORDS.items():
+                for keyword in keywords:
+                    offer(self._resolve(name, usage.keyword(keyword), usage.ctx))
+        if optimizer is not None:
+            for name, keyword in TF_KEYWORDS.items():
+                offer(self._resolve(name, optimizer[1][3].get(keyword), optimizer[0]))
+        if update is not None:
+            self._handwritten(update, offer)
+        for name, found in (("q", sampling.rate), ("steps", sampling.steps),
+                            ("N", sampling.population)):
+            if found is not None:
+                offer(self._resolve(name, found[1], found[0]))
+        if sampling.rate is not None:
+            offer(self._batch_of_rate(*sampling.rate))
+        if sampling.loader is not None:
+            ctx, loader = sampling.loader
+            offer(self._resolve("batch_size", loader[3].get("batch_size"), ctx))
+            offer(self._resolve("epochs", loader[3].get("epochs"), ctx))
+            dataset = loader[2][0] if loader[2] else loader[3].get("dataset")
+            if dataset is not None:
+                size = self.values.dataset_size(dataset, ctx)
+                offer(size.param("N") if size else None)
+        offer(self._epochs(scopes))
+        if sampling.steps is not None:
+            offer(self._named_in("epochs", "epoch", *sampling.steps))
+        if usage is not None and usage.keyword("sample_rate") is not None:
+            offer(self._batch_of_rate(usage.ctx, usage.keyword("sample_rate")))
+        if sampling.batch is not None:
+            offer(self._resolve("batch_size", sampling.batch[1], sampling.batch[0]))
+        claimed = [self.accountant_args(call) for call in accountants]
+        for found in claimed:
+            for name, param in found.items():
+                if name not in ("q", "steps"):
+                    offer(replace(param, name=name))
+        offer(model_size(self.index, scopes))
+        self._derive(params, usage, sampling)
+        for found in claimed:
+            for name in ("q", "steps"):
+                offer(found.get(name))
+        params.update({k: v for k, v in self.overrides.items()})
+        return params
+
+    def _handwritten(
+        self, update: HandwrittenUpdate, offer: Callable[[ParamValue | None], None]
+    ) -> None:
+        clip, threshold = None, None
+        for ctx, call in update.clip_calls:
+            threshold = _clip_threshold(call)
+            clip = self._resolve("clip", threshold, ctx)
+            if clip is not None and clip.value is not None:
+                break
+        if clip is not None:
+            offer(clip)
+        for ctx, call, statement in update.noise_calls:
+            sigma = self._sigma(call, statement, ctx, clip, threshold)
+            if sigma is not None:
+                offer(sigma)
+                return
+
+    def _sigma(self, call: IR, statement: IR, ctx: Ctx, clip: ParamValue | None,
+               threshold: IR | None) -> ParamValue | None:
+        """sigma = noise std / clip threshold, from ``normal(0, std)`` or ``std * randn(...)``.
+        When the std is a product with a factor equal to the clip threshold, sigma is the other
+        factor and keeps that factor's provenance."""
+        std = call[3].get("std", call[3].get("scale", call[3].get("stddev")))
+        name = callee_name(call) or ""
+        if std is None and len(call[2]) >= 2 and name.endswith("normal") and not name.startswith(
+                KEY_FIRST_NORMALS):
+            std = call[2][1]
+        factors = _factors(std) if std is not None else _scale_factors(statement, call)
+        if not factors or clip is None or not clip.value:
+            return None
+        values = [self.values.value(f, ctx) for f in factors]
+        if any(v is None for v in values):
+            return None
+        numbers = [v.value for v in values if v is not None]
+        if threshold in factors and len(factors) == 2:
+            return self._resolve("sigma", factors[1 - factors.index(threshold)], ctx)
+        if clip.value in numbers and len(numbers) == 2:
+            other = values[1 - numbers.index(clip.value)]
+            return other.param("sigma") if other else None
+        return ParamValue("sigma", math.prod(numbers) / clip.value, "derived",
+                          Span(ctx.path, ctx.line), "noise std / clip")
+
+    def _epochs(self, scopes: list[Ctx]) -> ParamValue | None:
+        for ctx in scopes:
+            scope = self.index.scope(ctx)
+            for stmt in scope["stmts"] if scope else []:
+                target = stmt["t"]
+                iterable = stmt["e"]
+                mentions = any(n[0] == "r" and "epoch" in n[1].lower() for n in walk(iterable))
+                if stmt["k"] == "for" and isinstance(target, str) and (
+                        "epoch" in target.lower() or (target == "_" and mentions)):
+                    if iterable[0] == "call" and callee_name(iterable) == "range" and iterable[2]:
+                        where = Ctx(ctx.path, ctx.scope, stmt["line"])
+                        bound = self._resolve("epochs", iterable[2][-1], where)
+                        if bound is not None and bound.value is not None:
+                            start = self.values.value(iterable[2][0], where) \
+                                if len(iterable[2]) > 1 else None
+                            if start is not None:
+                                return replace(bound, value=bound.value - start.value,
+                                               source="derived")
+                            return bound
+        return None
+
+    def _batch_of_rate(self, ctx: Ctx, ir: IR, depth: int = 0) -> ParamValue | None:
+        """The expected batch size B of a sample rate written ``B / N``."""
+        if depth > 8:
+            return None
+        if ir[0] == "b" and ir[1] == "/":
+            return self._resolve("batch_size", ir[2], ctx)
+        if ir[0] == "r":
+            binding = self.index.attribute(ir[1], ctx)
+            if binding is not None and binding.kind in ("assign", "option") and binding.ir \
+                    and binding.index is None:
+                return self._batch_of_rate(replace(binding.ctx, line=binding.line), binding.ir,
+                                           depth + 1)
+        return None
+
+    def _named_in(self, name: str, word: str, ctx: Ctx, ir: IR) -> ParamValue | None:
+        """A parameter read from a name mentioning ``word`` inside an expression (the
+        ``EPOCHS`` of ``range(int(EPOCHS / q))``)."""
+        for node in walk(ir):
+            if node[0] == "r" and word in node[1].lower():
+                return self._resolve(name, node, ctx)
+            if node[0] == "r":
+                binding = self.index.attribute(node[1], ctx)
+                if binding is not None and binding.kind == "assign" and binding.ir is not None \
+                        and binding.index is None:
+                    found = self._named_in(name, word, replace(binding.ctx, line=binding.line),
+                                           binding.ir)
+                    if found is not None:
+                        return found
+        return None
+
+    @staticmethod
+    def _derive(params: dict[str, ParamValue], usage: OpacusUsage | None,
+                sampling: Sampling) -> None:
+        size, batch = params.get("N"), params.get("batch_size")
+        epochs = params.get("epochs")
+        span = (size.span if size else None) or (batch.span if batch else None)
+        if "q" not in params and _known(size, batch):
+            if usage is not None:
+                rounds = math.ceil(size.value / batch.value)  # type: ignore[union-attr]
+                params["q"] = ParamValue("q", 1 / rounds, "derived", span,
+                                         "1/len(data_loader) = 1/ceil(N/batch_size)")
+            else:
+                params["q"] = ParamValue("q", batch.value / size.value, "derived",  # type: ignore
+                                         span, "batch_size/N")
+        if "steps" not in params and _known(size, batch, epochs):
+            rounds = math.ceil(size.value / batch.value)  # type: ignore[union-attr]
+            params["steps"] = ParamValue("steps", epochs.value * rounds, "derived",  # type: ignore
+                                         span, "epochs*ceil(N/batch_size)")
+
+
+def _known(*params: ParamValue | None) -> bool:
+    return all(p is not None and p.value is not None and p.value != 0 for p in params)
+
+
+def _derived(name: str, value: float, span: Span) -> ParamValue:
+    return ParamValue(name, value, "derived", span, None)
+
+
+def _clip_threshold(call: IR) -> IR | None:
+    """C of ``clip_grad_norm_(ps, C)``, ``min(1, C/norm)``, ``max(1, norm/C)``, ``clamp(max=C)``."""
+    name = (callee_name(call) or "").rsplit(".", 1)[-1]
+    if name.startswith("clip_") or name.startswith("clip_by"):
+        return call[3].get("max_norm", call[3].get("clip_norm",
+                           call[2][1] if len(call[2]) > 1 else None))
+    for node in walk(call):
+        if node[0] == "b" and node[1] == "/":
+            left_norm = mentions_norm(node[2])
+            right_norm = mentions_norm(node[3])
+            if left_norm and not right_norm:
+                return node[3]
+            if right_norm and not left_norm:
+                return node[2]
+    bound = call[3].get("max")
+    return bound if bound is not None and bound != ["n", 1] else None
+
+
+def _factors(ir: IR) -> list[IR]:
+    """The factors of a product ``a * b * c`` (a single factor for anything else)."""
+    if ir[0] == "b" and ir[1] == "*":
+        return _factors(ir[2]) + _factors(ir[3])
+    return [ir]
+
+
+def _scale_factors(statement: IR, call: IR) -> list[IR]:
+    """The factors a noise draw is multiplied by in ``statement`` (``sigma * C * randn(...)``)."""
+    for node in walk(statement):
+        if node[0] == "b" and node[1] == "*":
+            factors = _factors(node)
+            if call in factors:
+                return [f for f in factors if f != call]
+    return []

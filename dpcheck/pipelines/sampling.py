@@ -1,0 +1,234 @@
+"""How a pipeline forms its batches: Poisson, shuffle (fixed-size batches) or unknown.
+
+The loader the training loop iterates decides (following the object the loop reads, so an
+Opacus ``make_private`` that returns a Poisson loader wins over the ``shuffle=True`` of the
+loader passed in). Loops over ``range`` use the index sampling found in the same scopes:
+Bernoulli masks are Poisson; permutations and fixed slices are shuffle.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from dpcheck.model import Evidence, Span
+from dpcheck.pipelines.divisor import DivisorClassifier
+from dpcheck.pipelines.index import Ctx, ProjectIndex
+from dpcheck.sites.ir import IR, callee_name, walk
+
+POISSON_SAMPLERS = frozenset({"UniformWithReplacementSampler", "DPDataLoader",
+                              "from_data_loader", "DistributedUniformWithReplacementSampler"})
+SHUFFLE_SAMPLERS = frozenset({"RandomSampler", "DistributedSampler", "SubsetRandomSampler"})
+BERNOULLI = frozenset({"bernoulli", "binomial"})
+PERMUTATIONS = frozenset({"permutation", "randperm", "shuffle"})
+UNIFORM = frozenset({"rand", "random", "uniform", "random_sample"})
+_EVAL_NAME = re.compile(r"(test|val|eval|valid)", re.I)
+
+
+@dataclass
+class Sampling:
+    """The sampling decision, its evidence, and the loader call the batch size comes from."""
+
+    kind: str = "unknown"
+    evidence: list[Evidence] = field(default_factory=list)
+    loader: tuple[Ctx, IR] | None = None
+    note: str = ""
+    rate: tuple[Ctx, IR] | None = None
+    steps: tuple[Ctx, IR] | None = None
+    population: tuple[Ctx, IR] | None = None
+    batch: tuple[Ctx, IR] | None = None
+
+
+def _tail(node: IR) -> str:
+    return (callee_name(node) or "").rsplit(".", 1)[-1]
+
+
+def _span(ctx: Ctx, node: IR | None, stmt: dict[str, Any]) -> Span:
+    if node is not None and node[0] == "call":
+        return Span(ctx.path, *node[4])
+    return Span(ctx.path, stmt["line"], stmt["col"])
+
+
+class SamplingAnalyzer:
+    """Classifies the sampling of the training loops found in a set of scopes."""
+
+    def __init__(self, index: ProjectIndex, poisson_default: bool | None) -> None:
+        self.index = index
+        self.origins = DivisorClassifier(index)
+        self.poisson_default = poisson_default
+
+    def analyze(self, scopes: Iterable[Ctx]) -> Sampling:
+        decisions: list[Sampling] = []
+        index_sampling: list[Sampling] = []
+        for ctx in scopes:
+            scope = self.index.scope(ctx)
+            if scope is None:
+                continue
+            for stmt in scope["stmts"]:
+                where = Ctx(ctx.path, ctx.scope, stmt["line"])
+                if stmt["k"] == "for":
+                    found = self._loop(stmt, where)
+                    if found is not None:
+                        decisions.append(found)
+                index_sampling.extend(self._index_sampling(stmt, where))
+        for group in (decisions, index_sampling):
+            kinds = {d.kind for d in group}
+            if len(kinds) == 1:
+                return group[0]
+            if len(kinds) > 1:
+                return Sampling("unknown", [e for d in group for e in d.evidence],
+                                note="the training loops sample in different ways")
+        return Sampling(note="no training loop over a data loader or sampled indices found")
+
+    def _loop(self, stmt: dict[str, Any], ctx: Ctx) -> Sampling | None:
+        iterable: IR = stmt["e"]
+        while iterable[0] == "call" and callee_name(iterable) in ("enumerate", "tqdm", "zip") \
+                and iterable[2]:
+            iterable = iterable[2][0]
+        if iterable[0] == "r" and _EVAL_NAME.search(iterable[1]):
+            return None
+        if self.origins.origin(iterable, ctx) != "loader":
+            return None
+        return self.loader(iterable, ctx)
+
+    def loader(self, ir: IR, ctx: Ctx, depth: int = 0) -> Sampling:
+        """The sampling of a loader expression (followed to the call that built it)."""
+        if depth > 8:
+            return Sampling(note="loader chain too long")
+        if ir[0] == "r":
+            binding = self.index.attribute(ir[1], ctx)
+            if binding is not None and binding.kind == "param":
+                passed = {self.loader(arg, where, depth + 1).kind: (arg, where)
+                          for where, arg in self.index.arguments(binding)}
+                if len(passed) == 1:
+                    arg, where = passed.popitem()[1]
+                    return self.loader(arg, where, depth + 1)
+            if binding is None or binding.ir is None or binding.kind not in ("assign", "loop"):
+                return Sampling(note=f"{ir[1]} is not bound to a loader dpcheck can follow")
+            value = binding.ir
+            where = replace(binding.ctx, line=binding.line)
+            if binding.index and value[0] == "call" and _tail(value) in (
+                    "make_private", "make_private_with_epsilon"):
+                return self._opacus(value, where, depth)
+            if binding.index:
+                return Sampling(note=f"{ir[1]} is unpacked from an expression not followed")
+            return self.loader(value, where, depth + 1)
+        if ir[0] != "call":
+            return Sampling(note="loader expression not followed")
+        tail = _tail(ir)
+        span = Span(ctx.path, *ir[4])
+        if tail in POISSON_SAMPLERS:
+            return Sampling("poisson", [Evidence("sampler", span, f"{tail}: Poisson sampling")],
+                            (ctx, ir))
+        if tail == "BatchMemoryManager":
+            inner = ir[3].get("data_loader")
+            return self.loader(inner, ctx, depth + 1) if inner else Sampling()
+        if tail == "DataLoader":
+            return self._data_loader(ir, ctx, span, depth)
+        if tail == "batch":
+            chain = [n for n in walk(ir) if n[0] == "call" and _tail(n) == "shuffle"]
+            if chain:
+                return Sampling("shuffle", [Evidence("sampler", span,
+                                                     "tf.data .shuffle().batch(): fixed batches")],
+                                (ctx, ir))
+        return Sampling(note=f"{tail}() is not a loader dpcheck knows")
+
+    def _data_loader(self, ir: IR, ctx: Ctx, span: Span, depth: int) -> Sampling:
+        kwargs = ir[3]
+        for key in ("batch_sampler", "sampler"):
+            sampler = kwargs.get(key)
+            if sampler is None:
+                continue
+            if sampler[0] == "r":
+                binding = self.index.attribute(sampler[1], ctx)
+                sampler = binding.ir if binding is not None and binding.ir else sampler
+            tail = _tail(sampler) if sampler[0] == "call" else ""
+            if tail in POISSON_SAMPLERS:
+                return Sampling("poisson", [Evidence("sampler", span,
+                                                     f"DataLoader({key}={tail}): Poisson")],
+                                (ctx, ir))
+            if tail in SHUFFLE_SAMPLERS:
+                return Sampling("shuffle", [Evidence("sampler", span,
+                                                     f"DataLoader({key}={tail}): fixed batches")],
+                                (ctx, ir))
+            return Sampling(note=f"DataLoader {key} not recognised")
+        shuffle = kwargs.get("shuffle")
+        note = "DataLoader(shuffle=True): shuffled fixed-size batches" if shuffle == [
+            "c", True] else "DataLoader without shuffle: sequential fixed-size batches"
+        if shuffle not in (None, ["c", True], ["c", False]):
+            return Sampling(note="DataLoader shuffle flag not resolved")
+        return Sampling("shuffle", [Evidence("sampler", span, note)], (ctx, ir))
+
+    def _opacus(self, call: IR, ctx: Ctx, depth: int) -> Sampling:
+        flag = call[3].get("poisson_sampling")
+        span = Span(ctx.path, *call[4])
+        poisson = self.poisson_default if flag is None else (
+            True if flag == ["c", True] else False if flag == ["c", False] else None)
+        inner = call[3].get("data_loader")
+        if poisson:
+            base = self.loader(inner, ctx, depth + 1) if inner is not None else Sampling()
+            return Sampling("poisson", [Evidence(
+                "sampler", span, "make_private replaces the data loader by a Poisson DPDataLoader"
+            )], base.loader or (ctx, call))
+        if poisson is None:
+            return Sampling(note="make_private's poisson_sampling is not known")
+        if inner is None:
+            return Sampling(note="make_private without a data_loader argument")
+        base = self.loader(inner, ctx, depth + 1)
+        note = "make_private(poisson_sampling=False) keeps the loader's fixed-size batches"
+        base.evidence = [Evidence("sampler", span, note), *base.evidence]
+        return base
+
+    def _slice_width(self, ctx: Ctx) -> tuple[Ctx, IR] | None:
+        """The step of a ``for start in range(0, n, B)`` loop in the scope: the batch size of
+        fixed slices of a permutation."""
+        scope = self.index.scope(ctx)
+        for stmt in scope["stmts"] if scope else []:
+            iterable = stmt["e"]
+            if stmt["k"] == "for" and iterable[0] == "call" and callee_name(iterable) == "range" \
+                    and len(iterable[2]) == 3:
+                return Ctx(ctx.path, ctx.scope, stmt["line"]), iterable[2][2]
+        return None
+
+    def _index_sampling(self, stmt: dict[str, Any], ctx: Ctx) -> list[Sampling]:
+        found: list[Sampling] = []
+        steps = self.index.loop_count(ctx, stmt)
+        for node in walk(stmt["e"]):
+            if node[0] == "call" and _tail(node) in BERNOULLI:
+                rate, population = _bernoulli_arguments(node)
+                found.append(Sampling("poisson", [Evidence("sampler", _span(ctx, node, stmt),
+                                                           "Bernoulli mask: Poisson sampling")],
+                                      rate=(ctx, rate) if rate else None, steps=steps,
+                                      population=(ctx, population) if population else None))
+            elif node[0] == "call" and _tail(node) in PERMUTATIONS:
+                found.append(Sampling("shuffle", [Evidence(
+                    "sampler", _span(ctx, node, stmt), "permutation then fixed-size slices")],
+                    population=(ctx, node[2][0]) if node[2] else None,
+                    batch=self._slice_width(ctx)))
+            elif node[0] == "cmp" and node[1] in ("<", "<=") and node[2][0] == "call" \
+                    and _tail(node[2]) in UNIFORM:
+                draw = node[2]
+                found.append(Sampling("poisson", [Evidence(
+                    "sampler", _span(ctx, draw, stmt), "uniform draw < q: Poisson sampling")],
+                    rate=(ctx, node[3]), steps=steps,
+                    population=(ctx, draw[2][0]) if draw[2] else None))
+            elif node[0] == "call" and _tail(node) == "fit" and "batch_size" in node[3]:
+                found.append(Sampling("shuffle", [Evidence(
+                    "sampler", _span(ctx, node, stmt), "Keras fit(batch_size=...): shuffled "
+                    "fixed-size batches")], (ctx, node)))
+        return found
+
+
+def _bernoulli_arguments(node: IR) -> tuple[IR | None, IR | None]:
+    """(q, N) of ``np.random.binomial(1, q, N)`` or ``torch.bernoulli(torch.full((N,), q))``."""
+    args = node[2]
+    if _tail(node) == "binomial" and len(args) > 2:
+        return args[1], args[2]
+    if args and args[0][0] == "call" and _tail(args[0]) in ("full", "ones") and args[0][2]:
+        shape = args[0][2][0]
+        size = shape[1][0] if shape[0] == "t" and len(shape[1]) == 1 else shape
+        rate = args[0][2][1] if len(args[0][2]) > 1 else args[0][3].get("fill_value")
+        return rate, size
+    return None, None

@@ -1,0 +1,42 @@
+"""TF-Privacy's DP optimizers (Keras and TF1 ``DP*GaussianOptimizer``): where the user builds one
+and how it normalizes the noisy sum.
+
+The optimizers divide the noisy sum of clipped microbatch gradients by ``num_microbatches``: a
+constant when given one (post-processing of the SGM, or ``fixed-mean`` with fixed batches), the
+realized batch size (``tf.shape(loss)[0]``) when it is left ``None``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from dpcheck.pipelines.divisor import DivisorClassifier
+from dpcheck.pipelines.index import Ctx, ProjectIndex
+from dpcheck.sites.ir import IR, callee_name, walk
+
+OPTIMIZER_PREFIXES = ("DPKeras", "DPGradientDescent", "DPAdam", "DPAdagrad", "VectorizedDPKeras")
+KEYWORDS = {"sigma": "noise_multiplier", "clip": "l2_norm_clip"}
+
+
+def find_optimizer(index: ProjectIndex, scopes: Iterable[Ctx]) -> tuple[Ctx, IR] | None:
+    """The first TF-Privacy DP optimizer constructed in ``scopes``."""
+    for ctx in scopes:
+        scope = index.scope(ctx)
+        for stmt in scope["stmts"] if scope else []:
+            for node in walk(stmt["e"]):
+                if node[0] != "call":
+                    continue
+                tail = (callee_name(node) or "").rsplit(".", 1)[-1]
+                if tail.startswith(OPTIMIZER_PREFIXES) and tail.endswith("Optimizer"):
+                    return Ctx(ctx.path, ctx.scope, stmt["line"]), node
+    return None
+
+
+def normalization(index: ProjectIndex, ctx: Ctx, call: IR) -> tuple[str, str]:
+    """(divisor kind, why) of a TF-Privacy optimizer call."""
+    microbatches = call[3].get("num_microbatches")
+    if microbatches is None or microbatches == ["c", None]:
+        return "realized", "num_microbatches=None: the noisy sum is divided by the realized batch"
+    dep = DivisorClassifier(index).classify(microbatches, ctx)
+    return dep.kind, f"the noisy sum is divided by num_microbatches ({dep.kind})" + (
+        f": {dep.unknown}" if dep.unknown else "")

@@ -1,0 +1,219 @@
+"""Static values of training parameters, with provenance (where the number was written).
+
+Evaluates IR expressions to numbers through ``ProjectIndex`` bindings: literals, module
+constants (across imports), argparse/click/absl defaults, dict and namespace configs, function
+defaults (or the single call site's argument), simple arithmetic and the training-set sizes of
+well-known datasets. Anything else is None: the caller reports the parameter as unresolved.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, replace
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+from dpcheck.model import ParamValue, Span
+from dpcheck.pipelines.index import Binding, Ctx, ProjectIndex
+from dpcheck.sites.ir import IR, callee_name
+
+Number = int | float
+_FUNCS = {
+    "int": int, "float": float, "round": round, "abs": abs, "math.floor": math.floor,
+    "math.ceil": math.ceil, "math.sqrt": math.sqrt, "np.sqrt": math.sqrt, "math.log": math.log,
+    "np.log": math.log, "math.exp": math.exp, "np.floor": math.floor, "np.ceil": math.ceil,
+    "min": min, "max": max,
+}
+VIEW_METHODS = frozenset({"to", "cuda", "cpu", "float", "double", "long", "flatten", "view",
+                          "reshape", "astype", "numpy", "squeeze", "unsqueeze", "contiguous"})
+VIEW_ATTRIBUTES = frozenset({"data", "targets", "x", "y", "images", "labels", "features"})
+_OPS = {
+    "+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
+    "/": lambda a, b: a / b, "//": lambda a, b: a // b, "**": lambda a, b: a**b,
+    "%": lambda a, b: a % b,
+}
+
+
+@dataclass(frozen=True)
+class Value:
+    """A resolved number; ``source`` as in ``ParamValue`` and the place it was written."""
+
+    value: Number
+    source: str
+    path: str
+    line: int
+
+    def param(self, name: str, expression: str | None = None) -> ParamValue:
+        return ParamValue(name, self.value, self.source, Span(self.path, self.line), expression)
+
+
+@lru_cache(maxsize=1)
+def dataset_sizes() -> dict[str, dict[str, int]]:
+    """The shipped table of well-known dataset split sizes (``dpcheck/data/datasets.json``)."""
+    text = resources.files("dpcheck.data").joinpath("datasets.json").read_text("utf-8")
+    data: dict[str, Any] = json.loads(text)
+    return {"train": data["train_sizes"], "test": data["test_sizes"]}
+
+
+def known_dataset(call: IR, index: tuple[int, ...] | None) -> tuple[str, str] | None:
+    """(name, split) of a well-known dataset constructor/loader call, if it is one."""
+    name = callee_name(call) or ""
+    parts = name.split(".")
+    sizes = dataset_sizes()
+    if parts[-1] == "load_data" and len(parts) >= 2 and parts[-2] in sizes["train"]:
+        if index and index[0] in (0, 1):
+            return parts[-2], ("train", "test")[index[0]]
+        return None
+    if parts[-1] == "load" and call[2] and call[2][0][0] == "s":
+        split = call[3].get("split")
+        if split is not None and split[0] == "s" and split[1] in ("train", "test"):
+            return call[2][0][1], split[1]
+        return None
+    if parts[-1] in sizes["train"] and index is None:
+        train = call[3].get("train")
+        if train is None or train == ["c", True]:
+            return parts[-1], "train"
+        if train == ["c", False]:
+            return parts[-1], "test"
+    return None
+
+
+class Evaluator:
+    """Evaluates IR to ``Value`` in the context of a project index."""
+
+    def __init__(self, index: ProjectIndex) -> None:
+        self.index = index
+
+    def value(self, ir: IR | None, ctx: Ctx, depth: int = 0) -> Value | None:
+        if ir is None or depth > 24:
+            return None
+        tag = ir[0]
+        if tag == "n" and isinstance(ir[1], (int, float)) and not isinstance(ir[1], bool):
+            return Value(ir[1], "literal", ctx.path, ctx.line)
+        if tag == "r":
+            binding = self.index.attribute(ir[1], ctx)
+            return self.binding(binding, depth) if binding else None
+        if tag == "u" and ir[1] == "-":
+            inner = self.value(ir[2], ctx, depth + 1)
+            return replace(inner, value=-inner.value) if inner else None
+        if tag == "b" and ir[1] in _OPS:
+            return self._binop(ir, ctx, depth)
+        if tag == "i":
+            return self._subscript(ir, ctx, depth)
+        if tag == "call":
+            return self._call(ir, ctx, depth)
+        return None
+
+    def binding(self, binding: Binding, depth: int = 0) -> Value | None:
+        """The value a binding holds (tuple unpacking, option defaults, params)."""
+        ir = binding.ir
+        if binding.kind == "param":
+            return self._param(binding, depth)
+        if binding.kind not in ("assign", "option") or ir is None:
+            return None
+        if binding.index:
+            for position in binding.index:
+                if ir[0] != "t" or position >= len(ir[1]):
+                    return None
+                ir = ir[1][position]
+        result = self.value(ir, replace(binding.ctx, line=binding.line), depth + 1)
+        if result is None:
+            return None
+        if binding.kind == "option":
+            return replace(result, source="argparse-default")
+        if binding.ctx.scope == "<module>" and result.source == "literal":
+            return replace(result, source="constant")
+        return result
+
+    def _param(self, binding: Binding, depth: int) -> Value | None:
+        passed = [self.value(arg, where, depth + 1)
+                  for where, arg in self.index.arguments(binding)]
+        if passed:
+            known = {p.value for p in passed if p is not None}
+            if len(known) == 1 and all(p is not None for p in passed):
+                return passed[0]
+            return None
+        default = self.value(binding.ir, binding.ctx, depth + 1)
+        return replace(default, source="function-default") if default else None
+
+    def _binop(self, ir: IR, ctx: Ctx, depth: int) -> Value | None:
+        left = self.value(ir[2], ctx, depth + 1)
+        right = self.value(ir[3], ctx, depth + 1)
+        if left is None or right is None:
+            return None
+        try:
+            number = _OPS[ir[1]](left.value, right.value)
+        except (ZeroDivisionError, OverflowError, ValueError):
+            return None
+        return Value(number, "derived", ctx.path, ctx.line)
+
+    def _subscript(self, ir: IR, ctx: Ctx, depth: int) -> Value | None:
+        key = ir[2]
+        if key[0] != "s" or ir[1][0] != "r":
+            return None
+        binding = self.index.attribute(ir[1][1], ctx)
+        if binding is None or binding.kind != "assign" or binding.ir is None or binding.index:
+            return None
+        container = binding.ir
+        where = replace(binding.ctx, line=binding.line)
+        found: IR | None = None
+        if container[0] == "d":
+            found = next((v for k, v in container[1] if k == key), None)
+        elif container[0] == "call" and (callee_name(container) or "") == "dict":
+            found = container[3].get(key[1])
+        result = self.value(found, where, depth + 1) if found is not None else None
+        return replace(result, source="config") if result else None
+
+    def _call(self, ir: IR, ctx: Ctx, depth: int) -> Value | None:
+        name = callee_name(ir) or ""
+        if name == "len" and len(ir[2]) == 1:
+            return self.dataset_size(ir[2][0], ctx, depth)
+        func = _FUNCS.get(name)
+        if func is None or ir[3]:
+            return None
+        args = [self.value(a, ctx, depth + 1) for a in ir[2]]
+        if not args or any(a is None for a in args):
+            return None
+        try:
+            number = func(*(a.value for a in args if a is not None))
+        except (ValueError, OverflowError, TypeError):
+            return None
+        return Value(number, "derived", ctx.path, ctx.line)
+
+    def dataset_size(self, ir: IR, ctx: Ctx, depth: int = 0) -> Value | None:
+        """The number of examples of a dataset expression (``len(train_set)``), followed through
+        views of it (``train_set.data.flatten(1).float() / 255``), if the dataset is known."""
+        if depth > 24:
+            return None
+        tag = ir[0]
+        if tag == "b":
+            return self.dataset_size(ir[2], ctx, depth + 1)
+        if tag == "call" and ir[1][0] == "a" and ir[1][2] in VIEW_METHODS:
+            return self.dataset_size(ir[1][1], ctx, depth + 1)
+        if tag == "call" and ir[1][0] == "r" and ir[1][1].rsplit(".", 1)[-1] in VIEW_METHODS:
+            return self.dataset_size(["r", ir[1][1].rsplit(".", 1)[0]], ctx, depth + 1)
+        if tag != "r":
+            return None
+        base, _, attr = ir[1].rpartition(".")
+        binding = self.index.attribute(ir[1], ctx)
+        if binding is None and base and attr in VIEW_ATTRIBUTES:
+            return self.dataset_size(["r", base], ctx, depth + 1)
+        if binding is None or binding.kind != "assign" or binding.ir is None:
+            return None
+        value = binding.ir
+        where = replace(binding.ctx, line=binding.line)
+        if value[0] != "call" or binding.index is None and _tail(value) in VIEW_METHODS:
+            return self.dataset_size(value, where, depth + 1) if binding.index is None else None
+        known = known_dataset(value, binding.index)
+        if known is None:
+            return None
+        size = dataset_sizes()[known[1]].get(known[0])
+        if size is None:
+            return None
+        return Value(size, "dataset-size", binding.ctx.path, binding.line)
+
+
+def _tail(call: IR) -> str:
+    return (callee_name(call) or "").rsplit(".", 1)[-1]

@@ -1,0 +1,126 @@
+"""The rule functions DP101-DP105: ``(pipeline, project) -> findings``, pure.
+
+Each check says why (evidence), anchored where the catalog says: the update (DP101), the sampler
+(DP102), the accountant call (DP103), the noise parameter (DP104), the requirement line (DP105).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator
+
+from dpcheck.model import Finding, ParamValue, Pipeline, Severity, Span
+from dpcheck.pipelines.versions import resolve_opacus
+from dpcheck.project import Project
+
+NORMALIZED = ("ASGM", "EASGM", "FEASGM")
+RELATIVE_TOLERANCE = 1e-6
+Check = Callable[[Pipeline, Project], Iterator[tuple[str, Span, str]]]
+
+
+def _anchor(pipeline: Pipeline, role: str) -> Span | None:
+    return next((e.span for e in pipeline.evidence if e.role == role), None)
+
+
+def _assumes_sgm(pipeline: Pipeline) -> bool:
+    return pipeline.accountant.assumes.startswith("SGM")
+
+
+def dp101(pipeline: Pipeline, project: Project) -> Iterator[tuple[str, Span, str]]:
+    """A data-dependent normalization accounted as SGM."""
+    if pipeline.mechanism not in NORMALIZED:
+        return
+    library_accounts = (pipeline.library or "").startswith("opacus")
+    if not (_assumes_sgm(pipeline) or library_accounts):
+        return
+    span = _anchor(pipeline, "divisor") if pipeline.library is None else None
+    span = span or _anchor(pipeline, "update") or Span(pipeline.path, pipeline.line)
+    accountant = pipeline.accountant.name if pipeline.accountant.name != "none" else (
+        "the library's accountant")
+    yield "DP101", span, (
+        f"the update is {pipeline.mechanism} (the noisy sum is divided by a data-dependent batch "
+        f"size) but {accountant} accounts it as SGM")
+
+
+def dp102(pipeline: Pipeline, project: Project) -> Iterator[tuple[str, Span, str]]:
+    """Shuffled/fixed batches accounted as Poisson subsampling."""
+    if pipeline.sampling != "shuffle" or pipeline.accountant.assumes != "SGM+poisson":
+        return
+    span = _anchor(pipeline, "sampler") or Span(pipeline.path, pipeline.line)
+    yield "DP102", span, (
+        f"batches are fixed-size slices of a shuffled or fixed order, but "
+        f"{pipeline.accountant.name} assumes Poisson subsampling")
+
+
+def _differs(claimed: ParamValue | None, actual: ParamValue | None) -> bool:
+    if claimed is None or actual is None or claimed.value is None or actual.value is None:
+        return False
+    if claimed.span is not None and claimed.span == actual.span:
+        return False
+    scale = max(abs(claimed.value), abs(actual.value))
+    return scale > 0 and abs(claimed.value - actual.value) > RELATIVE_TOLERANCE * scale
+
+
+def dp103(pipeline: Pipeline, project: Project) -> Iterator[tuple[str, Span, str]]:
+    """The accountant's q or step count differs from the code's."""
+    accountant = pipeline.accountant
+    if accountant.span is None:
+        return
+    parts = []
+    anchor: Span | None = None
+    for name, claimed in (("q", accountant.q), ("steps", accountant.steps)):
+        actual = pipeline.params.get(name)
+        if _differs(claimed, actual):
+            parts.append(f"{name} = {claimed.value:g} given to the accountant, "  # type: ignore
+                         f"{actual.value:g} in the code")  # type: ignore[union-attr]
+            anchor = anchor or _anchor(pipeline, f"accountant:{name}")
+    if parts:
+        yield "DP103", anchor or accountant.span, "; ".join(parts)
+
+
+def dp104(pipeline: Pipeline, project: Project) -> Iterator[tuple[str, Span, str]]:
+    """Shuffle sampling with sigma below 1/sqrt(2 ln M)."""
+    if pipeline.sampling != "shuffle":
+        return
+    sigma, size, batch = (pipeline.params.get(k) for k in ("sigma", "N", "batch_size"))
+    if sigma is None or size is None or batch is None:
+        return
+    if sigma.value is None or size.value is None or not batch.value:
+        return
+    rounds = math.ceil(size.value / batch.value)
+    if rounds < 2:
+        return
+    threshold = 1 / math.sqrt(2 * math.log(rounds))
+    if sigma.value < threshold:
+        span = _anchor(pipeline, "noise") or sigma.span or Span(pipeline.path, pipeline.line)
+        yield "DP104", span, (
+            f"noise multiplier {sigma.value:g} < 1/sqrt(2 ln M) = {threshold:.3f} with M = "
+            f"{rounds} shuffled batches per epoch: no favourable privacy guarantee exists")
+
+
+def dp105(pipeline: Pipeline, project: Project) -> Iterator[tuple[str, Span, str]]:
+    """The DP library release is not pinned to one update rule."""
+    if not (pipeline.library or "").startswith("opacus"):
+        return
+    resolution = resolve_opacus(project, pipeline.path)
+    if resolution.pinned:
+        return
+    span = resolution.span or _anchor(pipeline, "library") or Span(pipeline.path, pipeline.line)
+    yield "DP105", span, f"{resolution.reason}: the update rule cannot be known"
+
+
+CHECKS: tuple[Check, ...] = (dp101, dp102, dp103, dp104, dp105)
+
+
+def findings_of(pipeline: Pipeline, project: Project,
+                severity: Callable[[str], Severity]) -> Iterator[Finding]:
+    """Every finding of one pipeline, with the other sites as evidence."""
+    for check in CHECKS:
+        for rule, span, message in check(pipeline, project):
+            evidence = tuple(e for e in pipeline.evidence if e.span != span)
+            yield Finding(
+                rule=rule, severity=severity(rule), span=span, message=message,
+                pipeline=pipeline.entry, evidence=evidence,
+                context=project.source_line(span.path, span.line).strip(),
+            )
+

@@ -1,0 +1,58 @@
+"""Every fixture project under ``fixtures/`` is scanned by the real engine and compared with its
+``expected.json`` (mechanism, sampling, accountant, listed params, the exact set of findings)."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dpcheck import engine
+from dpcheck.model import Pipeline
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+CASES = sorted(p.parent for p in FIXTURES.glob("*/expected.json"))
+
+
+def _relative(folder: Path) -> Callable[[str], str]:
+    """Result paths are relative to the scan root, which is the enclosing git work tree when
+    there is one; expected paths are relative to the fixture folder."""
+    prefix = f"{folder.relative_to(FIXTURES.parent).as_posix()}/"
+    return lambda path: path.removeprefix(prefix)
+
+
+def _by_path(pipelines: list[Pipeline], relative: Callable[[str], str]) -> dict[str, Pipeline]:
+    found: dict[str, Pipeline] = {}
+    for pipeline in pipelines:
+        found.setdefault(relative(pipeline.path), pipeline)
+    return found
+
+
+def test_there_are_at_least_twenty_fixture_projects() -> None:
+    assert len(CASES) >= 20
+
+
+@pytest.mark.parametrize("folder", CASES, ids=[c.name for c in CASES])
+def test_fixture_scan_matches_expected(folder: Path) -> None:
+    expected: dict[str, Any] = json.loads((folder / "expected.json").read_text("utf-8"))
+    result = engine.scan(engine.ScanOptions(paths=[folder], use_cache=False, jobs=1))
+    assert not [e for e in result.errors if "internal error" in e.message], result.errors
+    relative = _relative(folder)
+    pipelines = _by_path(result.pipelines, relative)
+    assert sorted(pipelines) == sorted(p["path"] for p in expected["pipelines"])
+    for want in expected["pipelines"]:
+        got = pipelines[want["path"]]
+        assert (got.mechanism, got.sampling) == (want["mechanism"], want["sampling"]), got.evidence
+        if "accountant" in want:
+            assert got.accountant.name == want["accountant"]["name"]
+            assert got.accountant.assumes == want["accountant"]["assumes"]
+        for name, value in want.get("params", {}).items():
+            assert name in got.params, (name, sorted(got.params))
+            assert math.isclose(got.params[name].value, value, rel_tol=1e-9), (name, got.params[name])
+    fired = {(f.rule, relative(f.span.path), f.span.line) for f in result.findings}
+    wanted = {(f["rule"], f["path"], f["line"]) for f in expected["findings"]}
+    assert fired == wanted, [f.message for f in result.findings]
