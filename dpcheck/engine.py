@@ -7,20 +7,23 @@ problem in one file (unparsable, undecodable, an analyser bug) never stops the o
 from __future__ import annotations
 
 import fnmatch
+import hashlib
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any, TypeVar
 
 from dpcheck.catalog import Catalog, load_catalog, select_rules
 from dpcheck.config import Config, load_config
 from dpcheck.discover.facts import ProjectFacts, collect_facts
-from dpcheck.discover.files import discover_files
+from dpcheck.discover.files import discover_files, project_root
+from dpcheck.discover.installed import find_installed
 from dpcheck.discover.pins import Pin
-from dpcheck.errors import DpcheckError
+from dpcheck.discover.requirement import DP_LIBRARIES
 from dpcheck.model import Finding, ParamValue, Pipeline, ScanError, ScanResult, Severity, Span
-from dpcheck.parse.analysis import FileAnalysis, analyze_file
+from dpcheck.parse.analysis import FileAnalysis, Summary, analyze_file
 from dpcheck.parse.cache import AnalysisCache
 from dpcheck.parse.source import MAX_FILE_BYTES, blob_id
 from dpcheck.progress import ProgressCallback
@@ -29,6 +32,7 @@ from dpcheck.suppress import Suppression, apply_suppressions
 
 CACHE_DIRNAME = ".dpcheck_cache"
 _PARALLEL_THRESHOLD = 32
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -61,11 +65,8 @@ class Settings:
 
 def settle(options: ScanOptions) -> Settings:
     """Validate the paths, load the config of the scanned project and merge it with the flags
-    (flags win). Raises ``DpcheckError`` for a missing path or a bad config."""
-    for path in options.paths:
-        if not path.exists():
-            raise DpcheckError(f"{path}: no such file or directory")
-    root = discover_files(options.paths).root
+    (flags win). Raises ``DpcheckError`` (from discovery or config) for a missing path or a bad config."""
+    root = project_root(options.paths)
     config = load_config(options.config_path, root)
     catalog = load_catalog()
     active = select_rules(
@@ -91,58 +92,81 @@ def _read(path: Path) -> bytes | OSError:
         return exc
 
 
-def _analyze_job(job: tuple[str, bytes, tuple[str, ...], bool, int]) -> dict[str, object]:
+AnalysisJob = tuple[str, bytes, tuple[str, ...], bool, int]
+
+
+def _analyze_job(job: AnalysisJob) -> tuple[dict[str, object], Summary | None]:
     path, data, markers, force, max_bytes = job
-    return analyze_file(path, data, markers, summarize=force, max_bytes=max_bytes).to_json()
+    analysis, summary = analyze_file(path, data, markers, summarize=force, max_bytes=max_bytes)
+    return analysis.to_json(), summary
 
 
 class _Analyzer:
-    """Runs per-file analysis with the cache, serially or in a process pool."""
+    """Runs per-file analysis with the cache, serially or in a process pool, and serves
+    summaries: fresh ones from memory, cached ones from the cache's summary store, and those of
+    non-candidate files by analysing them on first request."""
 
-    def __init__(self, cache: AnalysisCache, jobs: int) -> None:
+    def __init__(self, cache: AnalysisCache, jobs: int, contents: Mapping[str, bytes]) -> None:
         from dpcheck.sites import CANDIDATE_MARKERS
 
         self.cache = cache
         self.jobs = jobs
         self.markers = tuple(CANDIDATE_MARKERS)
+        self.contents = contents
+        self.keys = {rel: cache.key(blob_id(data), rel) for rel, data in contents.items()}
+        self.analyses: dict[str, FileAnalysis] = {}
+        self._summaries: dict[str, Summary] = {}
 
-    def run(
-        self,
-        items: Sequence[tuple[str, bytes]],
-        force: bool = False,
-        progress: ProgressCallback | None = None,
-    ) -> list[FileAnalysis]:
-        variant = "summary" if force else ""
-        results: dict[str, FileAnalysis] = {}
-        todo: list[tuple[str, bytes, str]] = []
-        for rel, data in items:
-            key = self.cache.key(blob_id(data), rel, variant)
-            cached = self.cache.get(key)
+    def run(self, progress: ProgressCallback | None = None) -> dict[str, FileAnalysis]:
+        """The light analysis of every file, from the cache where possible."""
+        todo: list[str] = []
+        for rel in sorted(self.contents):
+            cached = self.cache.get(self.keys[rel])
             if cached is not None:
-                results[rel] = FileAnalysis.from_json(cached)
+                self.analyses[rel] = FileAnalysis.from_json(cached)
             else:
-                todo.append((rel, data, key))
-        jobs = [(rel, data, self.markers, force, MAX_FILE_BYTES) for rel, data, _ in todo]
-        counted = _counted(len(items) - len(jobs), len(items), progress)
+                todo.append(rel)
+        jobs = [(rel, self.contents[rel], self.markers, False, MAX_FILE_BYTES) for rel in todo]
+        counted = _counted(len(self.contents) - len(jobs), len(self.contents), progress)
         if self.jobs > 1 and len(jobs) >= _PARALLEL_THRESHOLD:
             with ProcessPoolExecutor(max_workers=self.jobs) as pool:
                 fresh = counted(pool.map(_analyze_job, jobs, chunksize=4))
         else:
             fresh = counted(map(_analyze_job, jobs))
-        for (rel, _, key), data in zip(todo, fresh):
-            self.cache.put(key, data)
-            results[rel] = FileAnalysis.from_json(data)
-        return [results[rel] for rel, _ in items]
+        for rel, (record, summary) in zip(todo, fresh):
+            self._store(rel, record, summary)
+        return self.analyses
+
+    def summary(self, rel: str) -> Summary | None:
+        """The summary of a file, analysing a non-candidate one now (forced)."""
+        analysis = self.analyses[rel]
+        if analysis.problem is not None or analysis.internal_error:
+            return None
+        if rel not in self._summaries:
+            summary = self.cache.summary(self.keys[rel]) if analysis.summarized else None
+            if summary is None:
+                job = (rel, self.contents[rel], self.markers, True, MAX_FILE_BYTES)
+                self._store(rel, *_analyze_job(job))
+            else:
+                self._summaries[rel] = summary
+        return self._summaries.get(rel)
+
+    def _store(self, rel: str, record: dict[str, object], summary: Summary | None) -> None:
+        self.cache.put(self.keys[rel], record)
+        self.analyses[rel] = FileAnalysis.from_json(record)
+        if summary is not None:
+            self.cache.put_summary(self.keys[rel], summary)
+            self._summaries[rel] = summary
 
 
 def _counted(
     done: int, total: int, progress: ProgressCallback | None
-) -> Callable[[Iterable[dict[str, object]]], list[dict[str, object]]]:
+) -> Callable[[Iterable[T]], list[T]]:
     """Collects analysis results, reporting ``done/total`` files after each (cached files
     count as done from the start)."""
 
-    def collect(results: Iterable[dict[str, object]]) -> list[dict[str, object]]:
-        collected: list[dict[str, object]] = []
+    def collect(results: Iterable[T]) -> list[T]:
+        collected: list[T] = []
         if progress is not None:
             progress("analysing files", done, total)
         for data in results:
@@ -193,14 +217,109 @@ def _per_file_ignored(finding: Finding, config: Config) -> bool:
     )
 
 
-def attach_bounds(findings: Sequence[Finding], pipelines: Sequence[Pipeline]) -> list[Finding]:
-    """Corrected bounds on the DP101-DP105 findings; the numeric engine is imported only when
-    there is a finding to attach to, so a clean scan pays nothing for it."""
-    if not findings:
-        return []
-    from dpcheck.bounds.attach import attach_bounds as attach
+@dataclass(frozen=True)
+class _Linked:
+    """What the linking stage produced for a whole project (cached as JSON by project key)."""
 
-    return attach(findings, pipelines)
+    pipelines: tuple[Pipeline, ...]
+    findings: tuple[Finding, ...]
+    errors: tuple[ScanError, ...]
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "pipelines": [p.to_json() for p in self.pipelines],
+            "findings": [f.to_json() for f in self.findings],
+            "errors": [e.to_json() for e in self.errors],
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> _Linked:
+        return cls(
+            tuple(Pipeline.from_json(p) for p in data["pipelines"]),
+            tuple(Finding.from_json(f) for f in data["findings"]),
+            tuple(ScanError(e["path"], e["message"]) for e in data["errors"]),
+        )
+
+
+def _project_key(
+    settings: Settings,
+    analyzer: _Analyzer,
+    dependency_files: Sequence[Path],
+    reported: frozenset[str] | None,
+) -> str:
+    """A digest of every input of the linking stage: the files' contents, the dependency files,
+    the DP libraries installed, the parameter overrides and the reported subset (the code
+    itself is part of the cache namespace)."""
+    root = settings.root
+    digest = hashlib.sha256()
+    for rel in sorted(analyzer.keys):
+        digest.update(f"py:{analyzer.keys[rel]}\n".encode())
+    for path in dependency_files:
+        data = _read(path)
+        blob = blob_id(data) if isinstance(data, bytes) else f"unreadable:{data}"
+        digest.update(f"dep:{_relative(path, root)}:{blob}\n".encode())
+    for library in sorted(DP_LIBRARIES):
+        installed = find_installed(root, library)
+        digest.update(f"lib:{library}:{installed}\n".encode())
+    for name, value in sorted(settings.params.items()):
+        digest.update(f"param:{name}:{value.value}\n".encode())
+    for library, version in sorted(settings.config.dp_library_versions.items()):
+        digest.update(f"pin:{library}:{version}\n".encode())
+    digest.update(f"reported:{sorted(reported) if reported is not None else None}".encode())
+    return digest.hexdigest()
+
+
+def _link(
+    settings: Settings,
+    analyzer: _Analyzer,
+    dependency_files: Sequence[Path],
+    reported: frozenset[str] | None,
+    load_source: Callable[[str], str | None],
+) -> _Linked:
+    """Facts -> project view -> pipelines -> rule findings; an internal error in linking is
+    reported, never raised, and the per-file results survive it."""
+    from dpcheck.pipelines import build_pipelines
+    from dpcheck.rules import evaluate
+
+    config = settings.config
+    facts = collect_facts(settings.root, dependency_files)
+    facts = _facts_with_overrides(facts, config.dp_library_versions, config.source or "config")
+    errors = [ScanError(_relative(p, settings.root), msg) for p, msg in facts.problems]
+    project = Project(
+        root=settings.root,
+        facts=facts,
+        paths=tuple(sorted(analyzer.contents)),
+        overrides=settings.params,
+        candidates=frozenset(p for p, a in analyzer.analyses.items() if a.candidate),
+        _load=analyzer.summary,
+        _sources=load_source,
+        reported=reported,
+    )
+    try:
+        pipelines = build_pipelines(project)
+        findings = evaluate(pipelines, project)
+    except Exception as exc:  # noqa: BLE001 - keep per-file results even if linking fails
+        message = f"internal error while linking pipelines: {type(exc).__name__}: {exc}"
+        return _Linked((), (), (*errors, ScanError(".", message)))
+    shown = tuple(p for p in pipelines if project.is_reported(p.path))
+    return _Linked(shown, tuple(findings), tuple(errors))
+
+
+def _with_bounds(findings: Sequence[Finding], pipelines: Sequence[Pipeline], stored: dict[str, Any]) -> list[Finding]:
+    """Findings with their corrected bounds, reusing those ``stored`` with the project's cache
+    entry (by fingerprint) and storing the new ones there. The numeric engine is imported only
+    when a finding needs a bound computed, so a clean or cached scan pays nothing for it."""
+    missing = [f for f in findings if _bound_key(f) not in stored]
+    if missing:
+        from dpcheck.bounds.attach import attach_bounds
+
+        for finding in attach_bounds(missing, pipelines):
+            stored[_bound_key(finding)] = finding.to_json()
+    return [Finding.from_json(stored[_bound_key(f)]) for f in findings]
+
+
+def _bound_key(finding: Finding) -> str:
+    return f"{finding.fingerprint}:{finding.span.line}:{finding.span.column}"
 
 
 def run(settings: Settings, progress: ProgressCallback | None = None) -> ScanResult:
@@ -208,20 +327,15 @@ def run(settings: Settings, progress: ProgressCallback | None = None) -> ScanRes
     ``("analysing files", done, total)`` as files are analysed."""
     options, config, root = settings.options, settings.config, settings.root
     discovered = discover_files(options.paths, include=config.include, exclude=config.exclude)
-    explicit_files = all(p.is_file() for p in options.paths)
-    if explicit_files:
+    if all(p.is_file() for p in options.paths):
         # pre-commit passes a few files: resolve pipelines across the whole project, report on those
         project_files = discover_files([root], include=config.include, exclude=config.exclude)
-        reported = frozenset(_relative(p, root) for p in discovered.files)
+        reported: frozenset[str] | None = frozenset(_relative(p, root) for p in discovered.files)
     else:
         project_files, reported = discovered, None
 
     result = ScanResult()
     result.errors.extend(ScanError(_relative(p, root), msg) for p, msg in discovered.problems)
-    facts = collect_facts(root, project_files.dependency_files)
-    facts = _facts_with_overrides(facts, config.dp_library_versions, config.source or "config")
-    result.errors.extend(ScanError(_relative(p, root), msg) for p, msg in facts.problems)
-
     contents: dict[str, bytes] = {}
     for path in project_files.files:
         rel = _relative(path, root)
@@ -231,68 +345,53 @@ def run(settings: Settings, progress: ProgressCallback | None = None) -> ScanRes
         else:
             contents[rel] = data
 
-    cache_dir = options.cache_dir or root / CACHE_DIRNAME
-    cache = AnalysisCache(cache_dir if options.use_cache else None, f"max={MAX_FILE_BYTES}")
-    analyzer = _Analyzer(cache, options.jobs or os.cpu_count() or 1)
-    analyses = {a.path: a for a in analyzer.run(sorted(contents.items()), progress=progress)}
-
-    def load_summary(rel: str) -> dict | None:
-        analysis = analyses[rel]
-        if analysis.summary is None and analysis.problem is None and not analysis.candidate:
-            analysis = analyses[rel] = analyzer.run([(rel, contents[rel])], force=True)[0]
-        return analysis.summary
+    def is_reported(rel: str) -> bool:
+        return reported is None or rel in reported
 
     def load_source(rel: str) -> str | None:
         data = contents.get(rel)
         return None if data is None else data.decode("utf-8", errors="replace")
 
-    project = Project(
-        root=root,
-        facts=facts,
-        paths=tuple(sorted(contents)),
-        overrides=settings.params,
-        _summaries={p: a.summary for p, a in analyses.items() if a.candidate},
-        _load=load_summary,
-        _sources=load_source,
-        reported=reported,
-    )
+    cache_dir = options.cache_dir or root / CACHE_DIRNAME
+    cache = AnalysisCache(cache_dir if options.use_cache else None, f"max={MAX_FILE_BYTES}")
+    analyzer = _Analyzer(cache, options.jobs or os.cpu_count() or 1, contents)
+    analyses = analyzer.run(progress)
 
-    from dpcheck.pipelines import build_pipelines
-    from dpcheck.rules import evaluate
+    key = _project_key(settings, analyzer, project_files.dependency_files, reported)
+    entry = cache.project(key)
+    if entry is None:
+        linked = _link(settings, analyzer, project_files.dependency_files, reported, load_source)
+        entry = {"linked": linked.to_json(), "bounds": {}}
+    else:
+        linked = _Linked.from_json(entry["linked"])
+    result.errors.extend(linked.errors)
 
-    findings: list[Finding] = []
-    dp001 = settings.catalog.get("DP001").severity
+    findings = list(linked.findings)
+    dp001 = Severity(settings.catalog.get("DP001").severity)
+    lines: dict[str, list[str]] = {}
     for analysis in analyses.values():
         if analysis.internal_error:
             result.errors.append(ScanError(analysis.path, f"internal error: {analysis.internal_error}"))
-        if analysis.problem is not None and project.is_reported(analysis.path):
-            findings.append(_dp001(analysis, Severity(dp001), project.source_line(analysis.path, analysis.problem.line)))
-    try:
-        pipelines = build_pipelines(project)
-        findings.extend(evaluate(pipelines, project))
-    except Exception as exc:  # noqa: BLE001 - keep per-file results even if linking fails
-        result.errors.append(ScanError(".", f"internal error while linking pipelines: {type(exc).__name__}: {exc}"))
-        pipelines = []
-    cache.save()
-
+        if analysis.problem is not None and is_reported(analysis.path):
+            text = lines.setdefault(analysis.path, (load_source(analysis.path) or "").splitlines())
+            line = text[analysis.problem.line - 1] if 0 < analysis.problem.line <= len(text) else ""
+            findings.append(_dp001(analysis, dp001, line))
     findings = [
-        f
-        for f in findings
-        if f.rule in settings.active_rules and not _per_file_ignored(f, config)
+        f for f in findings if f.rule in settings.active_rules and not _per_file_ignored(f, config)
     ]
     suppressions: dict[str, Sequence[Suppression]] = {
         p: a.suppressions for p, a in analyses.items() if a.suppressions
     }
     outcome = apply_suppressions(findings, suppressions, settings.active_rules)
-    result.pipelines = sorted(
-        (p for p in pipelines if project.is_reported(p.path)), key=lambda p: (p.path, p.line, p.entry)
+    result.pipelines = sorted(linked.pipelines, key=lambda p: (p.path, p.line, p.entry))
+    result.findings = sorted(
+        _with_bounds(outcome.kept, linked.pipelines, entry["bounds"]), key=Finding.sort_key
     )
-    result.findings = sorted(attach_bounds(outcome.kept, pipelines), key=Finding.sort_key)
+    cache.put_project(key, entry)
+    cache.save()
     result.suppressed = outcome.suppressed
     if settings.strict:
-        result.suppression_issues = [
-            i for i in outcome.issues if project.is_reported(i.span.path)
-        ]
+        result.suppression_issues = [i for i in outcome.issues if is_reported(i.span.path)]
     result.files_scanned = len(reported) if reported is not None else len(contents)
     result.errors.sort(key=lambda e: (e.path, e.message))
     return result

@@ -143,6 +143,14 @@ class Accountant:
             "sigma": self.sigma.to_json() if self.sigma else None,
         }
 
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Accountant:
+        def param(name: str) -> ParamValue | None:
+            return ParamValue.from_json(name, data[name]) if data.get(name) else None
+
+        span = Span.from_json(data["span"]) if data.get("span") else None
+        return cls(data["name"], data["assumes"], span, param("q"), param("steps"), param("sigma"))
+
 
 NO_ACCOUNTANT = Accountant(name="none", assumes="unknown")
 
@@ -173,6 +181,20 @@ class Pipeline:
             "evidence": [e.to_json() for e in self.evidence],
             "library": self.library,
         }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Pipeline:
+        return cls(
+            entry=data["entry"],
+            path=data["path"],
+            line=data["line"],
+            mechanism=data["mechanism"],
+            sampling=data["sampling"],
+            accountant=Accountant.from_json(data["accountant"]),
+            params={k: ParamValue.from_json(k, v) for k, v in data["params"].items()},
+            evidence=tuple(Evidence.from_json(e) for e in data["evidence"]),
+            library=data.get("library"),
+        )
 
 
 @dataclass(frozen=True)
@@ -214,7 +236,21 @@ class Finding:
             "evidence": [e.to_json() for e in self.evidence],
             "bound": self.bound,
             "fingerprint": self.fingerprint,
+            "context": self.context,
         }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Finding:
+        return cls(
+            rule=data["rule"],
+            severity=Severity(data["severity"]),
+            span=Span(data["path"], data["line"], data["column"], data.get("end_line"), data.get("end_column")),
+            message=data["message"],
+            pipeline=data.get("pipeline"),
+            evidence=tuple(Evidence.from_json(e) for e in data["evidence"]),
+            bound=data.get("bound"),
+            context=data.get("context", ""),
+        )
 
 
 @dataclass(frozen=True)

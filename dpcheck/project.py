@@ -4,7 +4,7 @@ The engine builds one ``Project`` per scan. Candidate files (those a cheap text 
 possibly DP-relevant) are summarised eagerly, in parallel and cached; any other Python file of
 the project is summarised lazily, the first time a pipeline follows an import into it (a config
 module holding ``SIGMA = 1.1``, say). Summaries are the JSON-serialisable output of
-``dpcheck.sites.summarize_module``.
+``dpcheck.sites.summarize_tree``; they are loaded through ``_load`` only when first asked for.
 """
 
 from __future__ import annotations
@@ -34,10 +34,11 @@ class Project:
     facts: ProjectFacts
     paths: tuple[str, ...]
     overrides: Mapping[str, ParamValue]
-    _summaries: dict[str, Summary | None]
+    candidates: frozenset[str]
     _load: Callable[[str], Summary | None]
     _sources: Callable[[str], str | None]
     reported: frozenset[str] | None = None
+    _summaries: dict[str, Summary | None] = field(default_factory=dict)
     _lines: dict[str, list[str]] = field(default_factory=dict)
 
     def summary(self, path: str) -> Summary | None:
@@ -47,8 +48,8 @@ class Project:
         return self._summaries[path]
 
     def candidate_paths(self) -> tuple[str, ...]:
-        """Files whose summaries were computed eagerly because they may hold DP sites."""
-        return tuple(sorted(p for p, s in self._summaries.items() if s is not None))
+        """Files that may hold DP sites (the pre-filter's choice) and have a summary."""
+        return tuple(p for p in sorted(self.candidates) if self.summary(p) is not None)
 
     def source_line(self, path: str, line: int) -> str:
         """The text of a 1-based source line (empty if unavailable); used for fingerprints."""

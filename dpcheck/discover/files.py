@@ -75,6 +75,21 @@ def is_skipped_dir(path: Path) -> bool:
     return any((path / marker).exists() for marker in _VIRTUALENV_MARKERS)
 
 
+def project_root(paths: Sequence[Path]) -> Path:
+    """The root ``discover_files`` would use for ``paths``, without listing any file. Raises
+    ``DpcheckError`` naming a path that does not exist."""
+    return _project_root(_existing(paths))[1]
+
+
+def _existing(paths: Sequence[Path]) -> list[Path]:
+    given = list(paths) or [Path(".")]
+    targets = [_absolute(p) for p in given]
+    for name, target in zip(given, targets):
+        if not target.exists():
+            raise DpcheckError(f"{name}: no such file or directory")
+    return targets
+
+
 def discover_files(
     paths: Sequence[Path], include: Sequence[str] = (), exclude: Sequence[str] = ()
 ) -> DiscoveredFiles:
@@ -85,11 +100,7 @@ def discover_files(
     Files named explicitly are always listed (subject to the config globs). Raises
     ``DpcheckError`` naming a path that does not exist.
     """
-    given = list(paths) or [Path(".")]
-    targets = [_absolute(p) for p in given]
-    for name, target in zip(given, targets):
-        if not target.exists():
-            raise DpcheckError(f"{name}: no such file or directory")
+    targets = _existing(paths)
     repo, root = _project_root(targets)
 
     problems: list[Problem] = []

@@ -1,9 +1,17 @@
-"""The on-disk cache of per-file analyses, ruff-style (``.dpcheck_cache/`` in the project root).
+"""The on-disk cache of a scan, ruff-style (``.dpcheck_cache/`` in the project root).
 
-Entries are keyed by the file's git blob id and path, inside a namespace made of the dpcheck
-version, a fingerprint of the analyser's own code, and the settings that change per-file
-results; so an edit, an upgrade or a config change can never serve a stale result. The whole
-namespace is one JSON file, read once and written atomically only when it changed.
+Three stores share one namespace made of a fingerprint of dpcheck's own code and data (so an
+edit, an upgrade or a new version table can never serve a stale result) and the settings that
+change per-file results:
+
+* ``files`` — the light per-file record (DP001 problem, suppressions, candidate flag), keyed by
+  the file's git blob id and path; read on every scan;
+* ``summaries`` — the per-file summaries, same keys; read only when a pipeline must be linked;
+* ``projects`` — the linked pipelines and raw findings of a whole project, keyed by a digest of
+  every input of the linking stage, plus the bounds attached to its findings; a rescan of an
+  unchanged project reads this and nothing else.
+
+Each store is one JSON file, read at most once and written atomically only when it changed.
 """
 
 from __future__ import annotations
@@ -12,43 +20,79 @@ import hashlib
 import json
 import os
 import tempfile
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 from dpcheck import __version__
 
-_ANALYSER_PACKAGES = ("parse", "sites")
+_PROJECT_ENTRIES_KEPT = 16
 
 
-def analyser_fingerprint() -> str:
-    """Changes whenever the per-file analyser's source changes (size or mtime), even between
-    releases, so a development checkout never reads results of older code."""
+@cache
+def code_fingerprint() -> str:
+    """Changes whenever dpcheck's code or shipped data changes (file size or mtime), even
+    between releases, so a development checkout never reads results of older code."""
     package = Path(__file__).resolve().parents[1]
     digest = hashlib.sha256(__version__.encode())
-    for sub in _ANALYSER_PACKAGES:
-        for source in sorted((package / sub).rglob("*.py")):
+    for pattern in ("*.py", "*.json", "*.toml"):
+        for source in sorted(package.rglob(pattern)):
             stat = source.stat()
-            digest.update(f"{source.name}:{stat.st_size}:{stat.st_mtime_ns};".encode())
+            digest.update(f"{source.relative_to(package)}:{stat.st_size}:{stat.st_mtime_ns};".encode())
     return digest.hexdigest()[:16]
 
 
+class _Store:
+    """One JSON object persisted in one file, loaded on first use."""
+
+    def __init__(self, path: Path | None) -> None:
+        self._path = path
+        self._entries: dict[str, Any] | None = None if path is not None else {}
+        self.dirty = False
+
+    @property
+    def entries(self) -> dict[str, Any]:
+        if self._entries is None:
+            assert self._path is not None
+            try:
+                loaded = json.loads(self._path.read_text(encoding="utf-8"))
+                self._entries = loaded if isinstance(loaded, dict) else {}
+            except (OSError, ValueError):
+                self._entries = {}
+        return self._entries
+
+    def get(self, key: str) -> Any | None:
+        return self.entries.get(key)
+
+    def put(self, key: str, value: Any) -> None:
+        if self._path is not None:
+            self.entries[key] = value
+            self.dirty = True
+
+    def save(self) -> None:
+        if self._path is None or not self.dirty:
+            return
+        fd, tmp = tempfile.mkstemp(dir=self._path.parent, suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(self._entries, handle, separators=(",", ":"))
+        os.replace(tmp, self._path)
+        self.dirty = False
+
+
 class AnalysisCache:
-    """A key -> JSON mapping persisted under ``directory``; disabled caches store nothing."""
+    """The scan cache under ``directory``; a cache without a directory stores nothing."""
 
     def __init__(self, directory: Path | None, settings: str) -> None:
-        self._file: Path | None = None
-        self._entries: dict[str, Any] = {}
-        self._dirty = False
+        self._root = directory
+        base: Path | None = None
+        if directory is not None:
+            namespace = hashlib.sha256(f"{code_fingerprint()}|{settings}".encode()).hexdigest()[:16]
+            base = directory / f"v{__version__}" / namespace
+        self._files = _Store(None if base is None else base.with_suffix(".files.json"))
+        self._summaries = _Store(None if base is None else base.with_suffix(".summaries.json"))
+        self._projects = _Store(None if base is None else base.with_suffix(".projects.json"))
         self.hits = 0
         self.misses = 0
-        if directory is None:
-            return
-        namespace = hashlib.sha256(f"{analyser_fingerprint()}|{settings}".encode()).hexdigest()[:16]
-        self._file = directory / f"v{__version__}" / f"{namespace}.json"
-        try:
-            self._entries = json.loads(self._file.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            self._entries = {}
 
     @staticmethod
     def key(blob: str, path: str, variant: str = "") -> str:
@@ -56,7 +100,8 @@ class AnalysisCache:
         return f"{blob}:{path}:{variant}"
 
     def get(self, key: str) -> Any | None:
-        value = self._entries.get(key)
+        """The light per-file record stored under ``key``."""
+        value = self._files.get(key)
         if value is None:
             self.misses += 1
         else:
@@ -64,26 +109,42 @@ class AnalysisCache:
         return value
 
     def put(self, key: str, value: Any) -> None:
-        if self._file is not None:
-            self._entries[key] = value
-            self._dirty = True
+        self._files.put(key, value)
+
+    def summary(self, key: str) -> Any | None:
+        return self._summaries.get(key)
+
+    def put_summary(self, key: str, summary: Any) -> None:
+        self._summaries.put(key, summary)
+
+    def project(self, key: str) -> Any | None:
+        """The linked result of a project whose inputs digest to ``key``."""
+        return self._projects.get(key)
+
+    def put_project(self, key: str, value: Any) -> None:
+        """Store a project's linked result, keeping only the most recent few projects."""
+        entries = self._projects.entries
+        entries.pop(key, None)
+        while len(entries) >= _PROJECT_ENTRIES_KEPT:
+            entries.pop(next(iter(entries)))
+        self._projects.put(key, value)
 
     def save(self) -> None:
-        """Write the namespace atomically; a cache that cannot be written is silently skipped
-        (a read-only checkout must still scan)."""
-        if self._file is None or not self._dirty:
+        """Write what changed; a cache that cannot be written is silently skipped (a read-only
+        checkout must still scan)."""
+        if self._root is None:
+            return
+        stores = (self._files, self._summaries, self._projects)
+        if not any(store.dirty for store in stores):
             return
         try:
-            self._file.parent.mkdir(parents=True, exist_ok=True)
-            root = self._file.parents[1]
-            tag = root / "CACHEDIR.TAG"
+            folder = self._root / f"v{__version__}"
+            folder.mkdir(parents=True, exist_ok=True)
+            tag = self._root / "CACHEDIR.TAG"
             if not tag.exists():
                 tag.write_text("Signature: 8a477f597d28d172789f06886806bc55\n# dpcheck cache\n")
-                (root / ".gitignore").write_text("*\n")
-            fd, tmp = tempfile.mkstemp(dir=self._file.parent, suffix=".tmp")
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump(self._entries, handle, separators=(",", ":"))
-            os.replace(tmp, self._file)
-            self._dirty = False
+                (self._root / ".gitignore").write_text("*\n")
+            for store in stores:
+                store.save()
         except OSError:
             return

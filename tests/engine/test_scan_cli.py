@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import git
 import pytest
 
 from dpcheck.cli import main
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 
 VALID = """\
 import torch
@@ -136,3 +139,28 @@ def test_precommit_file_subset_reports_only_given_files(tmp_path: Path, capsys: 
     repo.index.add(["a.py", "b.py"])
     _, report = _scan_json(capsys, str(tmp_path / "a.py"))
     assert [f["path"] for f in report["findings"]] == ["a.py"]
+
+
+def _pipeline_of(capsys: pytest.CaptureFixture[str], project: Path, cache: Path) -> tuple[dict, list]:
+    main(["scan", "--format", "json", "--cache-dir", str(cache), str(project)])
+    report = json.loads(capsys.readouterr().out)
+    (pipeline,) = report["pipelines"]
+    return pipeline, report["findings"]
+
+
+def test_warm_scan_sees_edits_of_imported_modules_and_pins(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    project = tmp_path / "proj"
+    shutil.copytree(FIXTURES / "params_across_modules", project)
+    cache = tmp_path / "cache"
+    cold, _ = _pipeline_of(capsys, project, cache)
+    warm, _ = _pipeline_of(capsys, project, cache)
+    assert warm == cold and cold["params"]["sigma"]["value"] == 1.25
+    config = project / "config.py"  # not a candidate file: summarised only because train.py imports it
+    config.write_text(config.read_text().replace("NOISE_MULTIPLIER = 1.25", "NOISE_MULTIPLIER = 0.75"))
+    edited, _ = _pipeline_of(capsys, project, cache)
+    assert edited["params"]["sigma"]["value"] == 0.75
+    pins = project / "pyproject.toml"
+    pins.write_text(pins.read_text().replace('"opacus==1.3.0"', '"opacus>=0.12"'))
+    unpinned, findings = _pipeline_of(capsys, project, cache)
+    assert unpinned["mechanism"] == "unknown"
+    assert "DP105" in {f["rule"] for f in findings}

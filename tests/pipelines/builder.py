@@ -43,7 +43,7 @@ def make_project(
         facts=facts,
         paths=tuple(sorted(sources)),
         overrides=dict(overrides or {}),
-        _summaries={p: load(p) for p in sources},
+        candidates=frozenset(sources),
         _load=load,
         _sources=sources.get,
         reported=reported,
