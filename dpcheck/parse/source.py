@@ -44,8 +44,10 @@ def decode_source(data: bytes, max_bytes: int = MAX_FILE_BYTES) -> str | SourceP
     try:
         text = data.decode(encoding)
     except (UnicodeDecodeError, LookupError) as exc:
-        line = data[: getattr(exc, "start", 0)].count(b"\n") + 1
-        return SourceProblem(f"cannot decode as {encoding}: {exc}", line=line)
+        start = getattr(exc, "start", 0)
+        line = data[:start].count(b"\n") + 1
+        column = start - (data.rfind(b"\n", 0, start) + 1) + 1
+        return SourceProblem(f"cannot decode as {encoding}: {exc}", line=line, column=column)
     return text.removeprefix("\ufeff")
 
 

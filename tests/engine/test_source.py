@@ -14,9 +14,10 @@ def test_utf8_source_decodes() -> None:
 
 
 def test_latin1_without_cookie_is_a_problem() -> None:
-    result = decode_source("x = 'caf\xe9'\n".encode("latin-1"))
+    result = decode_source("ok = 1\nx = 'caf\xe9'\n".encode("latin-1"))
     assert isinstance(result, SourceProblem)
     assert "utf-8" in result.message
+    assert (result.line, result.column) == (2, 9)
 
 
 def test_latin1_with_cookie_is_valid() -> None:
