@@ -14,9 +14,8 @@ from typing import Any, Protocol
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.optimize import brentq
 
-from dpcheck.privacy._numerics import FloatArray, as_array
+from dpcheck.privacy._numerics import FloatArray, as_array, smallest_nonpositive
 from dpcheck.privacy.labels import BoundCurve, Kind, Label
 from dpcheck.privacy.tradeoff import profile_from_curve
 
@@ -37,14 +36,7 @@ class Profile(Protocol):
 def _smallest_epsilon(delta_of: Callable[[float], float], target: float) -> float:
     """The smallest eps >= 0 with delta_of(eps) <= target for a non-increasing delta_of; inf when
     even eps = 64 does not get there."""
-    if delta_of(0.0) <= target:
-        return 0.0
-    hi = 1.0
-    while delta_of(hi) > target:
-        hi *= 2.0
-        if hi > 64.0:
-            return math.inf
-    return float(brentq(lambda e: delta_of(e) - target, 0.0, hi, xtol=1e-10))
+    return smallest_nonpositive(lambda e: delta_of(e) - target, cap=64.0, xtol=1e-10)
 
 
 @dataclass(frozen=True)

@@ -4,9 +4,11 @@ parameter, so bad input never surfaces as a NaN or a traceback."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import numpy as np
+from scipy.optimize import brentq
 from numpy.typing import ArrayLike, NDArray
 
 from dpcheck.errors import ParameterError
@@ -93,3 +95,19 @@ def bisect_decreasing(
         lo = np.where(moving & above, mid, lo)
         hi = np.where(moving & ~above, mid, hi)
     return lo, hi
+
+
+def smallest_nonpositive(
+    excess: Callable[[float], float], *, cap: float = math.inf, xtol: float = 1e-12
+) -> float:
+    """The smallest eps >= 0 with ``excess(eps) <= 0`` for a non-increasing ``excess``: eps(delta)
+    of a privacy profile, with ``excess = log delta(eps) - log target``. The root is bracketed by
+    doubling; ``inf`` when ``excess`` is still positive beyond ``cap``."""
+    if excess(0.0) <= 0.0:
+        return 0.0
+    hi = 1.0
+    while excess(hi) > 0.0:
+        hi *= 2.0
+        if hi > cap:
+            return math.inf
+    return float(brentq(excess, 0.0, hi, xtol=xtol, rtol=max(xtol, 4 * np.finfo(float).eps)))

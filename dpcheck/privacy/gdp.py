@@ -11,12 +11,12 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.optimize import brentq
 from scipy.special import log_ndtr, ndtr
 from scipy.stats import norm
 
 from dpcheck.errors import ParameterError
 from dpcheck.privacy._numerics import (
+    smallest_nonpositive,
     FloatArray,
     as_array,
     require_alpha,
@@ -70,16 +70,7 @@ def gdp_epsilon(delta: ArrayLike, mu: float) -> FloatArray | float:
 
 def _gdp_epsilon_one(delta: float, mu: float) -> float:
     log_target = np.log(delta)
-
-    def excess(e: float) -> float:
-        return float(gdp_log_delta(e, mu)) - log_target
-
-    if excess(0.0) <= 0.0:
-        return 0.0
-    hi = 1.0
-    while excess(hi) > 0.0:
-        hi *= 2.0
-    return float(brentq(excess, 0.0, hi, xtol=1e-13, rtol=1e-13))
+    return smallest_nonpositive(lambda e: float(gdp_log_delta(e, mu)) - log_target, xtol=1e-13)
 
 
 @dataclass(frozen=True)

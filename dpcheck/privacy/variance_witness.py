@@ -18,11 +18,11 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.optimize import brentq
 from scipy.stats import chi2
 
 from dpcheck.errors import ParameterError
 from dpcheck.privacy._numerics import (
+    smallest_nonpositive,
     FloatArray,
     as_array,
     log_sub_exp,
@@ -140,16 +140,7 @@ class VarianceWitness:
     def epsilon(self, delta: float) -> float:
         """The smallest eps >= 0 with delta_var(eps) <= delta."""
         log_target = math.log(require_delta("delta", delta))
-
-        def excess(eps: float) -> float:
-            return float(self.log_delta(eps)[0]) - log_target
-
-        if excess(0.0) <= 0.0:
-            return 0.0
-        hi = 1.0
-        while excess(hi) > 0.0:
-            hi *= 2.0
-        return float(brentq(excess, 0.0, hi, xtol=1e-12, rtol=1e-12))
+        return smallest_nonpositive(lambda eps: float(self.log_delta(eps)[0]) - log_target)
 
     @property
     def mu_eq(self) -> float:
