@@ -7,20 +7,14 @@ from pathlib import Path
 import numpy as np
 
 from dpcheck.audit.runner import AuditResult
-from dpcheck.errors import DpcheckError
+from dpcheck.figures import pyplot, save
 
 PLOT_ALPHAS = np.linspace(0.0, 1.0, 201)
 
 
 def plot_audit(result: AuditResult, path: Path) -> None:
     """Write a PNG with the empirical curve (FPR, FNR), its upper CP band and the claimed curve."""
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError as exc:
-        raise DpcheckError("--plot needs matplotlib: pip install 'dpcheck[plot]'") from exc
+    plt = pyplot()
     sweep = result.sweep
     order = np.argsort(sweep.fpr)
     figure, axes = plt.subplots(figsize=(5.0, 5.0))
@@ -38,9 +32,4 @@ def plot_audit(result: AuditResult, path: Path) -> None:
     axes.set_xlim(0, 1)
     axes.set_ylim(0, 1)
     axes.legend(fontsize=8)
-    try:
-        figure.savefig(path, dpi=120)
-    except OSError as exc:
-        raise DpcheckError(f"--plot {path}: cannot write it ({exc.strerror})") from exc
-    finally:
-        plt.close(figure)
+    save(figure, path, dpi=120)

@@ -13,6 +13,7 @@ import numpy as np
 from dpcheck.bounds.profiles import PLOT_ALPHAS, Bound
 from dpcheck.bounds.report import BoundReport
 from dpcheck.errors import DpcheckError
+from dpcheck.figures import pyplot, save
 from dpcheck.model import Finding, Pipeline
 from dpcheck.privacy.tradeoff import eps_delta_tradeoff
 
@@ -36,13 +37,7 @@ def _bounds(report: BoundReport) -> dict[str, Bound]:
 
 def write_plot(report: BoundReport, path: Path) -> None:
     """Write a two-panel PNG of ``report`` to ``path``."""
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError as exc:
-        raise DpcheckError("plots need matplotlib: pip install 'dpcheck[plot]'") from exc
+    plt = pyplot()
     figure, (curves, profiles) = plt.subplots(1, 2, figsize=(11.0, 4.8))
     eps_grid = _profile_grid(report)
     for kind, bound in _bounds(report).items():
@@ -65,12 +60,7 @@ def write_plot(report: BoundReport, path: Path) -> None:
     profiles.legend(fontsize=7, loc="lower left")
     figure.suptitle(f"{report.request.mechanism.upper()}: verdict {report.verdict}", fontsize=11)
     figure.tight_layout()
-    try:
-        figure.savefig(path, dpi=110)
-    except OSError as exc:
-        raise DpcheckError(f"{path}: cannot write the plot: {exc.strerror or exc}") from None
-    finally:
-        plt.close(figure)
+    save(figure, path)
 
 
 def plot_findings(findings: Sequence[Finding], pipelines: Sequence[Pipeline], directory: Path) -> list[Path]:
