@@ -7,7 +7,6 @@ Every key is validated with its expected type; an unknown key or a wrong type is
 from __future__ import annotations
 
 import math
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,10 +16,7 @@ from dpcheck.discover.requirement import DP_LIBRARIES, canonical_library
 from dpcheck.errors import ConfigError
 from dpcheck.model import PARAM_NAMES, ParamValue
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib
+from dpcheck.toml import tomllib
 
 FAIL_ON_LEVELS: tuple[str, ...] = ("error", "warning", "info", "never")
 INTEGER_PARAMS = frozenset({"batch_size", "N", "epochs", "steps", "dim"})

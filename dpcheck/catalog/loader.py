@@ -19,13 +19,12 @@ from dpcheck.catalog.rule import EXAMPLE_MAIN_FILE, Catalog, Example, Reference,
 from dpcheck.errors import CatalogError
 from dpcheck.model import Severity
 
+from dpcheck.toml import tomllib
+
 if sys.version_info >= (3, 11):
-    import tomllib
     from importlib.resources.abc import Traversable
 else:  # pragma: no cover - exercised on Python 3.10 only
     from importlib.abc import Traversable
-
-    import tomli as tomllib
 
 RULE_ID = re.compile(r"DP\d{3}")
 KEBAB = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*")

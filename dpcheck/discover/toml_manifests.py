@@ -8,7 +8,6 @@ string (PEP 621) or the key (Poetry, Pipfile).
 from __future__ import annotations
 
 import re
-import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -23,10 +22,7 @@ from dpcheck.discover.requirement import (
     url_specifier,
 )
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on Python 3.10 only
-    import tomli as tomllib
+from dpcheck.toml import tomllib
 
 _PIPFILE_NON_PACKAGE_TABLES = frozenset({"source", "requires", "pipenv", "scripts"})
 _VCS_KEYS = ("git", "hg", "svn", "bzr")
