@@ -8,11 +8,12 @@ builder can resolve them like any other parameter (DP103 compares them with the 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from dpcheck.model import Span
 from dpcheck.pipelines.index import Ctx, ProjectIndex
+from dpcheck.pipelines.opacus_usage import is_opacus_engine
 from dpcheck.sites.ir import IR, callee_name, walk
 
 POISSON = "SGM+poisson"
@@ -83,6 +84,7 @@ class AccountantFinder:
                         continue
                     call = self._classify(node, where) or self._stepping(node, where, stmt)
                     if call is not None:
+                        _scaled_steps(call, stmt["e"])
                         found.append(call)
         return _merge(found)
 
@@ -155,6 +157,14 @@ class AccountantFinder:
             return AccountantCall.of("autodp", WITHOUT_REPLACEMENT, ctx, node, {})
         if tail in OPACUS_CLASSES and qualified.startswith("opacus"):
             return AccountantCall.of(OPACUS_CLASSES[tail], POISSON, ctx, node, {})
+        if tail == "get_noise_multiplier" and qualified.startswith("opacus"):
+            choice = node[3].get("accountant")
+            accountant = OPACUS_NAMES.get(choice[1], "unknown") if choice and choice[0] == "s" \
+                else "opacus-rdp"
+            return AccountantCall.of(accountant, POISSON, ctx, node, _pick(node, {
+                "q": (-1, ("sample_rate",)), "epochs": (-1, ("epochs",)),
+                "steps": (-1, ("steps",)), "delta": (-1, ("target_delta",)),
+                "target_epsilon": (-1, ("target_epsilon",))}))
         if tail in ("get_epsilon", "get_privacy_spent") and "." in name:
             return self._engine_query(name, node, ctx)
         if tail == "make_private_with_epsilon":
@@ -177,7 +187,7 @@ class AccountantFinder:
             return AccountantCall.of(OPACUS_CLASSES[engine_tail], POISSON, ctx, node, delta)
         if engine_tail in DP_ACCOUNTING:
             return AccountantCall.of(DP_ACCOUNTING[engine_tail], POISSON, ctx, node, delta)
-        if engine_tail != "PrivacyEngine":
+        if not is_opacus_engine(self.index, engine, replace(binding.ctx, line=binding.line)):
             return None
         choice = engine[3].get("accountant")
         if choice is not None and choice[0] == "s" and choice[1] in OPACUS_NAMES:
@@ -190,6 +200,16 @@ class AccountantFinder:
             delta = {"delta": node[3]["target_delta"]}
         return AccountantCall.of(accountant, POISSON if accountant != "unknown" else "unknown",
                               ctx, node, delta)
+
+
+def _scaled_steps(call: AccountantCall, statement: IR) -> None:
+    """``compute_rdp(q, sigma, 1, orders) * steps``: the RDP of one step times a count, so the
+    steps are the multiplier, not the literal given to the call."""
+    for node in walk(statement):
+        if node[0] == "b" and node[1] == "*" and call.call in (node[2], node[3]):
+            other = node[3] if node[2] is call.call else node[2]
+            call.args["steps"] = (call.ctx, other)
+            return
 
 
 def _family(name: str) -> str:

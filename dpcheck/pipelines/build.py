@@ -9,7 +9,6 @@ give what is assumed, and the parameters are resolved statically with provenance
 
 from __future__ import annotations
 
-import re
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -17,7 +16,7 @@ from dataclasses import dataclass, field
 from dpcheck.model import NO_ACCOUNTANT, Accountant, Evidence, Pipeline, Span
 from dpcheck.pipelines.accountants import AccountantCall, AccountantFinder
 from dpcheck.pipelines.handwritten import NOISE_TAILS, HandwrittenAnalyzer, HandwrittenUpdate
-from dpcheck.pipelines.index import Ctx, ProjectIndex
+from dpcheck.pipelines.index import SKIPPED, Ctx, ProjectIndex
 from dpcheck.pipelines.opacus_usage import ENTRY_CALLS, OpacusUsage, find_usage, normalization
 from dpcheck.pipelines.params import ParamCollector
 from dpcheck.pipelines.sampling import SamplingAnalyzer
@@ -27,8 +26,6 @@ from dpcheck.pipelines.versions import resolve_opacus
 from dpcheck.project import Project
 from dpcheck.sites.ir import IR, callee_name, walk
 
-SKIPPED = re.compile(r"(^|/)(tests?|testing|vendor|vendored|third_party|site-packages)/|"
-                     r"(^|/)test_[^/]*\.py$|_test\.py$|(^|/)conftest\.py$")
 MAX_SCOPES = 400
 
 
@@ -117,9 +114,8 @@ class PipelineBuilder:
                     continue
                 names = [callee_name(node)] + [a[1] for a in node[2] if a[0] == "r"]
                 for name in names:
-                    target = self.index.function(name, where) if name else None
-                    if target is not None:
-                        yield target
+                    if name:
+                        yield from self.index.functions(name, where)
 
     def _reach(self, entry: Ctx) -> list[Ctx]:
         seen = {entry}

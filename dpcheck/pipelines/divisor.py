@@ -236,6 +236,10 @@ class DivisorClassifier:
             return self._call(ir, ctx, depth)
         if tag == "a" and ir[2] == "shape":
             return _unknown("shape without index")
+        if tag == "a" and ir[1][0] == "call":
+            option = self.index.parsed_option(ir[1], ctx, ir[2])
+            if option is not None and option.ir is not None:
+                return self.classify(option.ir, replace(option.ctx, line=option.line), depth + 1)
         return _unknown(f"cannot follow expression of kind {tag!r}")
 
     def _size_of(self, ir: IR, ctx: Ctx, depth: int, what: str) -> Dep:

@@ -10,8 +10,9 @@ classification (``divisor``) are both written on top of it, so they agree on wha
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
@@ -19,7 +20,12 @@ from dpcheck.project import Project
 from dpcheck.sites.ir import IR, callee_name, walk
 
 Summary = dict[str, Any]
+#: Tests and vendored copies: never entry points, and their calls never feed a user pipeline.
+SKIPPED = re.compile(r"(^|/)(tests?|testing|vendor|vendored|third_party|site-packages)/|"
+                     r"(^|/)test_[^/]*\.py$|_test\.py$|(^|/)conftest\.py$")
 ARGS_PARSERS: frozenset[str] = frozenset({"parse_args", "parse_known_args"})
+#: The absl flag-values object: ``FLAGS.x`` (or ``flags.FLAGS.x``) reads ``DEFINE_*("x", ...)``.
+ABSL_FLAGS = "FLAGS"
 
 
 @dataclass(frozen=True)
@@ -68,6 +74,7 @@ class ProjectIndex:
         self.project = project
         self._paths = frozenset(project.paths)
         self._call_index: dict[str, list[tuple[Ctx, IR]]] | None = None
+        self._aliases: dict[str, set[str]] | None = None
         self.module_path = lru_cache(maxsize=None)(self._module_path)
 
     def summary(self, path: str) -> Summary | None:
@@ -79,7 +86,9 @@ class ProjectIndex:
 
     # -- modules ----------------------------------------------------------------------------
     def _module_path(self, importer: str, dotted: str) -> tuple[str, str] | None:
-        """The project file a dotted import target lives in, and the remaining attribute path."""
+        """The project file a dotted import target lives in, and the remaining attribute path.
+        An absolute import is looked up beside the importer, then in each folder above it (a
+        sub-project's root is on its own ``sys.path``)."""
         level = len(dotted) - len(dotted.lstrip("."))
         parts = dotted.lstrip(".").split(".") if dotted.strip(".") else []
         bases: list[str] = []
@@ -89,7 +98,10 @@ class ProjectIndex:
                 here = posixpath.dirname(here)
             bases = [here]
         else:
-            bases = [here, ""] if here else [""]
+            bases = [here]
+            while here:
+                here = posixpath.dirname(here)
+                bases.append(here)
         for base in bases:
             for cut in range(len(parts), 0, -1):
                 stem = posixpath.join(base, *parts[:cut]) if base else posixpath.join(*parts[:cut])
@@ -123,6 +135,7 @@ class ProjectIndex:
 
     def _local(self, name: str, ctx: Ctx, scope: dict[str, Any]) -> Binding | None:
         best: Binding | None = None
+        reader: list[list[int]] | None = None
         for stmt in scope["stmts"]:
             if stmt["line"] >= ctx.line:
                 break
@@ -131,6 +144,11 @@ class ProjectIndex:
             index = _positions(stmt["t"], name)
             if index is None:
                 continue
+            if "br" in stmt:
+                if reader is None:
+                    reader = _arms_at(scope, ctx.line)
+                if _exclusive(stmt["br"], reader):
+                    continue
             kind = "loop" if stmt["k"] == "for" else "assign"
             best = Binding(kind, stmt["e"], Ctx(ctx.path, ctx.scope, stmt["line"]),
                            stmt["line"], index or None, name)
@@ -179,9 +197,14 @@ class ProjectIndex:
             return direct
         if base == "self" or base.startswith("self."):
             return self._self_attribute(name, ctx)
+        if base.rsplit(".", 1)[-1] == ABSL_FLAGS:
+            return self.option(attr, ctx.path)
         owner = self.bind(base, ctx)
         if owner is None:
             return None
+        if owner.kind == "assign" and owner.ir is not None and owner.ir[0] == "r" \
+                and owner.ir[1].rsplit(".", 1)[-1] == ABSL_FLAGS:
+            return self.option(attr, ctx.path)
         if owner.kind == "param" and owner.ir is None:
             return self._param_attribute(owner, attr)
         if owner.kind == "module":
@@ -217,7 +240,8 @@ class ProjectIndex:
             if arg[0] == "r":
                 found.append(self.attribute(f"{arg[1]}.{attr}", where))
             elif arg[0] == "call":
-                found.append(self._returned_option(arg, where, attr))
+                found.append(self.parsed_option(arg, where, attr)
+                             or self._returned_option(arg, where, attr))
         unique = {(b.kind, b.ctx, b.line, b.name) if b else None for b in found}
         return found[0] if len(unique) == 1 else None
 
@@ -226,9 +250,35 @@ class ProjectIndex:
         scope = self.scope(param.ctx)
         names = [p[0] for p in scope["params"]] if scope else []
         for where, call in self.call_sites(param.ctx):
+            if SKIPPED.search(where.path) and not SKIPPED.search(param.ctx.path):
+                continue
             arg = argument(call, names, param.name)
             if arg is not None:
                 yield where, arg
+
+    def parsed_option(self, call: IR, ctx: Ctx, attr: str) -> Binding | None:
+        """Option ``attr`` of a ``parser.parse_args()`` call, or of ``vars()`` of parsed args
+        (``main(**vars(parser.parse_args()))`` passes every option as a keyword)."""
+        tail = (callee_name(call) or "").rsplit(".", 1)[-1]
+        if tail == "vars" and len(call[2]) == 1:
+            inner = call[2][0]
+            if inner[0] == "call":
+                return self.parsed_option(inner, ctx, attr)
+            return self.attribute(f"{inner[1]}.{attr}", ctx) if inner[0] == "r" else None
+        return self.option(attr, ctx.path) if tail in ARGS_PARSERS else None
+
+    def mutated(self, binding: Binding) -> bool:
+        """Whether the bound name is also updated in place (``steps += 1``; for ``self.x``, in
+        any method of the class): its first value is a counter's start, not its value."""
+        summary = self.summary(binding.ctx.path)
+        if summary is None or not binding.name:
+            return False
+        scope = summary["scopes"].get(binding.ctx.scope)
+        owner = scope.get("class") if scope and binding.name.startswith("self.") else None
+        scopes = [s for s in summary["scopes"].values() if s.get("class") == owner] if owner \
+            else [scope] if scope else []
+        return any(stmt["k"] == "aug" and stmt["t"] == binding.name
+                   for s in scopes for stmt in s["stmts"])
 
     def _returned_option(self, call: IR, ctx: Ctx, attr: str) -> Binding | None:
         target = self.function(callee_name(call) or "", ctx)
@@ -269,6 +319,19 @@ class ProjectIndex:
         return None
 
     # -- functions and calls --------------------------------------------------------------------
+    def functions(self, callee: str, ctx: Ctx) -> list[Ctx]:
+        """The project functions a callee may be: the function itself, or each function a
+        local alias may hold (``f = fast if flag else slow``)."""
+        direct = self.function(callee, ctx)
+        if direct is not None:
+            return [direct]
+        binding = self.bind(callee, ctx) if callee and "." not in callee else None
+        if binding is None or binding.kind != "assign" or binding.ir is None or binding.index:
+            return []
+        where = replace(binding.ctx, line=binding.line)
+        return [f for name in _alias_names(binding.ir)
+                if (f := self.function(name, where)) is not None]
+
     def function(self, callee: str, ctx: Ctx) -> Ctx | None:
         """The project function (or class ``__init__``) a callee name refers to."""
         if callee.startswith("self."):
@@ -319,23 +382,53 @@ class ProjectIndex:
         (a class's ``__init__`` is called by the class name)."""
         parts = target.scope.split(".")
         short = parts[-2] if parts[-1] == "__init__" and len(parts) > 1 else parts[-1]
+        wanted = Ctx(target.path, target.scope)
         for where, node in self.calls_named(short):
-            if self.function(callee_name(node) or "", where) == Ctx(target.path, target.scope):
+            if self.function(callee_name(node) or "", where) == wanted:
                 yield where, node
+        for alias in sorted((self._aliases or {}).get(short, ())):
+            for where, node in self.calls_named(alias):
+                if wanted in self.functions(callee_name(node) or "", where):
+                    yield where, node
 
     def calls_named(self, tail: str) -> list[tuple[Ctx, IR]]:
         """Every call in the candidate files whose callee ends in ``tail`` (index built once)."""
         if self._call_index is None:
             self._call_index = {}
+            self._aliases = {}
             for path in self.project.candidate_paths():
                 summary = self.summary(path)
                 for qual, scope in (summary or {}).get("scopes", {}).items():
                     for stmt in scope["stmts"]:
                         where = Ctx(path, qual, stmt["line"])
+                        if stmt["k"] == "assign" and isinstance(stmt["t"], str):
+                            for name in _alias_names(stmt["e"]):
+                                self._aliases.setdefault(name.rsplit(".", 1)[-1], set()).add(
+                                    stmt["t"].rsplit(".", 1)[-1])
                         for node in _calls(stmt["e"]):
                             name = (callee_name(node) or "").rsplit(".", 1)[-1]
                             self._call_index.setdefault(name, []).append((where, node))
         return self._call_index.get(tail, [])
+
+
+def _alias_names(ir: IR) -> list[str]:
+    """The names an assigned value may alias: ``f`` of ``g = f``, both arms of ``a if c else b``."""
+    if ir[0] == "r":
+        return [ir[1]]
+    if ir[0] == "?" and len(ir) == 4 and ir[1] == "ifexp":
+        return [n for arm in ir[2:] for n in _alias_names(arm)]
+    return []
+
+
+def _arms_at(scope: dict[str, Any], line: int) -> list[list[int]]:
+    """The ``if`` arms of the statement of ``scope`` at ``line`` (none if there is no such one)."""
+    return next((s.get("br", []) for s in scope["stmts"] if s["line"] == line), [])
+
+
+def _exclusive(arms: list[list[int]], other: list[list[int]]) -> bool:
+    """Whether two statements sit in different arms of one ``if`` (never both run)."""
+    taken = {line: arm for line, arm in other}
+    return any(taken.get(line, arm) != arm for line, arm in arms)
 
 
 def _calls(ir: IR) -> Iterator[IR]:
@@ -345,9 +438,12 @@ def _calls(ir: IR) -> Iterator[IR]:
 
 
 def argument(call: IR, params: list[str], name: str) -> IR | None:
-    """The argument a call passes for parameter ``name`` (by keyword or position)."""
+    """The argument a call passes for parameter ``name`` (by keyword or position); for a
+    ``**mapping(...)`` argument, the item ``["a", mapping call, name]``."""
     if name in call[3]:
         return call[3][name]
+    if "**" in call[3] and call[3]["**"][0] == "call":
+        return ["a", call[3]["**"], name]
     offset = 1 if params and params[0] in ("self", "cls") else 0
     try:
         position = params.index(name) - offset

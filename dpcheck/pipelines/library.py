@@ -1,135 +1,416 @@
 """Classify a DP library's own source (e.g. Opacus at one release) with the user-code classifiers.
 
-``classify_library(files)`` summarises the given files (path -> source text; never imported)
-and reads, with the same divisor classifier that decides user pipelines, how the library
-normalizes the noisy gradient sum: every division of a gradient (``p.grad /= k``,
-``summed_grad / batch_size``, ``noise /= batch_size``) and every ``expected_batch_size`` /
-``avg_batch_size`` the library computes. It also reads the public entry point's defaults:
-whether Poisson sampling is on by default and which accountant the engine uses. ``dpcheck
-history`` calls it once per git tag to rebuild the version table.
+``classify_library(files)`` reads per-file summaries (``dpcheck.sites``; the library is never
+imported) and decides, with the same divisor classifier that decides user pipelines, how the
+library normalizes the noisy gradient sum: every division of a gradient or noise tensor
+(``p.grad /= k``, ``noise /= batch_size``, ``return summed_grad / batch_size``), every rescale
+``p.grad *= a / b`` and every ``expected_batch_size`` / ``avg_batch_size`` the library computes.
+Library idioms the user-code classifier does not follow are followed here:
+
+* a divisor unpacked from a method's returned tuple (Opacus 0.x: ``clip_values, batch_size =
+  self.clipper.pre_step()``) is read from that method's ``return`` at the same position, and an
+  attribute it returns (``self._aggr_batch_size``) from the class's writes to that attribute;
+* the leading axis of a per-sample gradient (``next(g.shape[0] for g in grad_samples)``) is the
+  realized batch;
+* a divisor that reads the library's expected batch size (``self.expected_batch_size``) takes the
+  kind of the library's own computation of it; that computation, when the classifier cannot
+  resolve its operands, is read as a product rate x size (``sample_rate * sample_size``),
+  floored or not.
+
+It also reads the public entry point's defaults (Poisson on by default, default accountant) and
+whether a Poisson sampler ships with the library. ``dpcheck history`` calls it once per git tag
+with summaries from its blob cache, so each distinct file version is parsed once.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from dpcheck.model import Evidence, Span
-from dpcheck.pipelines.divisor import DivisorClassifier
+from dpcheck.pipelines.divisor import FLOORS, DivisorClassifier
 from dpcheck.pipelines.index import Ctx, ProjectIndex
 from dpcheck.sites import summarize_source
-from dpcheck.sites.ir import IR
+from dpcheck.sites.ir import IR, callee_name, walk
 
-SKIPPED = re.compile(r"(^|/)(tests?|examples|benchmarks|tutorials)/|(^|/)test_[^/]*\.py$")
+SummarySource = Callable[[str], "dict[str, Any] | None"]
+"""Path -> that file's ``dpcheck.sites`` summary (None when the file is absent)."""
+
+SKIPPED = re.compile(r"(^|/)(tests?|examples|benchmarks|tutorials|docs?|website)/"
+                     r"|(^|/)test_[^/]*\.py$|_test\.py$")
 CODES = {"realized": "A", "expected": "EA", "floor-expected": "FEA"}
 MECHANISMS = {"A": "ASGM", "EA": "EASGM", "FEA": "FEASGM"}
 EXPECTED_NAMES = ("expected_batch_size", "avg_batch_size")
 ACCOUNTANTS = {"rdp": "opacus-rdp", "prv": "opacus-prv", "gdp": "opacus-gdp"}
+SAMPLERS = ("UniformWithReplacementSampler", "DPDataLoader")
+POISSON_FLAGS = (("make_private", "poisson_sampling"), ("__init__", "poisson"))
+_MAX_DEPTH = 8
 
 
 @dataclass(frozen=True)
 class LibraryRow:
-    """One release's behaviour, in the version table's vocabulary (``normalization_mean`` is
-    A, EA, FEA or unknown), with the evidence (path:line of the library source) it rests on."""
+    """One release's behaviour in the version table's vocabulary (``normalization_mean`` and
+    ``normalization_sum`` are A, EA, FEA, none or unknown), with the evidence (path:line of the
+    library source) it rests on, the outcomes a user flag selects (``variants``) and, for each
+    cell left unknown, why (``reasons``: cell -> reason)."""
 
     normalization_mean: str
+    normalization_sum: str
     poisson_builtin: bool
     poisson_default: bool | None
     default_accountant: str | None
     mechanism: str
     evidence: tuple[Evidence, ...] = field(default_factory=tuple)
+    variants: tuple[dict[str, str], ...] = ()
+    reasons: tuple[tuple[str, str], ...] = ()
+
+
+def is_library_path(path: str) -> bool:
+    """A Python file of the library itself (its tests, examples and docs are callers)."""
+    return path.endswith(".py") and not SKIPPED.search(path)
 
 
 class _Files:
-    """The minimal project view ``ProjectIndex`` needs, over in-memory library files (the
-    library's own tests and examples are left out: they are callers, not the library)."""
+    """The minimal project view ``ProjectIndex`` needs, over summaries of library files."""
 
-    def __init__(self, files: Mapping[str, str]) -> None:
-        self.paths = tuple(sorted(p for p in files if p.endswith(".py") and not SKIPPED.search(p)))
+    def __init__(self, paths: Collection[str], source: SummarySource) -> None:
+        self.paths = tuple(sorted(p for p in paths if is_library_path(p)))
         self._summaries: dict[str, dict[str, Any] | None] = {}
-        self._files = files
+        self._source = source
 
     def summary(self, path: str) -> dict[str, Any] | None:
         if path not in self._summaries:
-            text = self._files.get(path)
-            self._summaries[path] = None if text is None else summarize_source(text, path)
+            self._summaries[path] = self._source(path)
         return self._summaries[path]
 
     def candidate_paths(self) -> tuple[str, ...]:
         return self.paths
 
 
-def _statements(index: ProjectIndex, paths: tuple[str, ...]
-                ) -> Iterator[tuple[Ctx, dict[str, Any]]]:
-    for path in paths:
-        summary = index.summary(path)
-        for qual, scope in (summary or {}).get("scopes", {}).items():
+@dataclass(frozen=True)
+class _Reading:
+    """A divisor's kind and the evidence chain that led to it."""
+
+    kind: str
+    evidence: tuple[Evidence, ...] = ()
+    reason: str | None = None
+
+
+class _Reader:
+    """Classifies the library's gradient divisors, following the library idioms above."""
+
+    def __init__(self, project: _Files) -> None:
+        self.project = project
+        self.index = ProjectIndex(project)  # type: ignore[arg-type]
+        self.divisors = DivisorClassifier(self.index)
+        self._expected: _Reading | None = None
+        self._calls: dict[str, list[tuple[Ctx, IR]]] | None = None
+        self._arguments: dict[tuple[str, str, str], _Reading | None] = {}
+
+    def scopes_of(self, path: str) -> dict[str, Any]:
+        return (self.project.summary(path) or {}).get("scopes", {})
+
+    def statements(self) -> Iterator[tuple[Ctx, dict[str, Any]]]:
+        for path in self.project.paths:
+            for qual, scope in self.scopes_of(path).items():
+                for stmt in scope["stmts"]:
+                    yield Ctx(path, qual, stmt["line"]), stmt
+
+    def scopes(self, tail: str) -> Iterator[tuple[str, str, dict[str, Any]]]:
+        """(path, qualname, scope) of every function or method named ``tail``."""
+        for path in self.project.paths:
+            for qual, scope in self.scopes_of(path).items():
+                if qual.rsplit(".", 1)[-1] == tail:
+                    yield path, qual, scope
+
+    def expected(self) -> _Reading:
+        """The kind of the library's own expected-batch-size computation (the last one read)."""
+        if self._expected is None:
+            readings = [self.read(stmt["e"], ctx, 0, stmt) for ctx, stmt in self.statements()
+                        if stmt["k"] == "assign" and _tail(stmt["t"]) in EXPECTED_NAMES]
+            known = [r for r in readings if r.kind in ("expected", "floor-expected")]
+            self._expected = known[-1] if known else _Reading(
+                "unknown", reason="no computation of the expected batch size found")
+        return self._expected
+
+    def read(self, ir: IR, ctx: Ctx, depth: int, stmt: dict[str, Any] | None = None) -> _Reading:
+        """The kind of divisor ``ir`` read at ``ctx`` (``stmt``, if given, is its evidence)."""
+        here = () if stmt is None else (_evidence("divisor", ctx, stmt),)
+        if stmt is not None and _tail(stmt["t"]) not in EXPECTED_NAMES and _reads_expected(ir):
+            found = self.expected()
+            return _Reading(found.kind, here + found.evidence, found.reason)
+        dep = self.divisors.classify(ir, ctx)
+        if dep.kind != "unknown":
+            return _Reading(dep.kind, here)
+        if depth < _MAX_DEPTH:
+            followed = self._local(ir, ctx, depth) or _product(ir) or _per_sample_size(ir)
+            if followed is not None:
+                return _Reading(followed.kind, here + followed.evidence, followed.reason)
+        return _Reading("unknown", here, dep.unknown)
+
+    def _local(self, ir: IR, ctx: Ctx, depth: int) -> _Reading | None:
+        """A local name the classifier could not follow: its last assignment's expression, or,
+        unpacked from ``obj.method()``, ``method``'s returned tuple element at its position."""
+        if ir[0] != "r" or "." in ir[1]:
+            return None
+        scope = self.index.scope(ctx) or {}
+        binding = _last_binding(scope, ir[1], ctx.line)
+        if binding is None:
+            return self._argument(ir[1], ctx, scope, depth)
+        position, expr, line = binding
+        if position is None:
+            return self.read(expr, Ctx(ctx.path, ctx.scope, line), depth + 1)
+        if expr[0] != "call" or expr[1][0] != "r":
+            return None
+        for path, qual, scope in self.scopes(expr[1][1].rsplit(".", 1)[-1]):
             for stmt in scope["stmts"]:
-                yield Ctx(path, qual, stmt["line"]), stmt
+                if stmt["k"] == "return" and stmt["e"][0] == "t" and len(stmt["e"][1]) > position:
+                    element = stmt["e"][1][position]
+                    reading = self._element(element, Ctx(path, qual, stmt["line"]), depth + 1)
+                    if reading.kind != "unknown":
+                        return reading
+        return None
+
+    def _argument(self, name: str, ctx: Ctx, scope: dict[str, Any], depth: int
+                  ) -> _Reading | None:
+        """A parameter: the arguments every call of this function passes for it (by position
+        or keyword), when all that can be read agree (Opacus 0.x ``_scale_summed_grad``)."""
+        params = [p for p, _ in scope.get("params", [])]
+        key = (ctx.path, ctx.scope, name)
+        if name not in params or key in self._arguments:
+            return self._arguments.get(key)
+        self._arguments[key] = None  # a call cycle reads as unresolved
+        method = ctx.scope.rsplit(".", 1)[-1]
+        position = params.index(name) - (1 if params[:1] == ["self"] else 0)
+        readings = []
+        for call_ctx, node in self.calls().get(method, []):
+            args, kwargs = node[2], node[3]
+            passed = kwargs.get(name) or (args[position] if position < len(args) else None)
+            if passed is not None:
+                readings.append(self.read(passed, call_ctx, depth + 1))
+        known = [r for r in readings if r.kind != "unknown"]
+        if known and len({r.kind for r in known}) == 1:
+            self._arguments[key] = known[0]
+        return self._arguments[key]
+
+    def calls(self) -> dict[str, list[tuple[Ctx, IR]]]:
+        """Every call in the library by the callee's last name (built once)."""
+        if self._calls is None:
+            self._calls = {}
+            for ctx, stmt in self.statements():
+                for node in walk(stmt["e"]):
+                    if node[0] == "call" and (callee := callee_name(node)) is not None:
+                        self._calls.setdefault(callee.rsplit(".", 1)[-1], []).append((ctx, node))
+        return self._calls
+
+    def _element(self, ir: IR, ctx: Ctx, depth: int) -> _Reading:
+        """A returned value: a local name is read in place; ``self.attr`` from the class's
+        writes to it (literal resets such as ``= 0`` are not the divisor's source)."""
+        if ir[0] != "r" or not ir[1].startswith("self."):
+            return self.read(ir, ctx, depth)
+        cls = ctx.scope.rsplit(".", 1)[0]
+        readings = [
+            self.read(stmt["e"], Ctx(ctx.path, qual, stmt["line"]), depth + 1, stmt)
+            for qual, scope in self.scopes_of(ctx.path).items() if qual.startswith(f"{cls}.")
+            for stmt in scope["stmts"]
+            if stmt["t"] == ir[1] and stmt["k"] in ("assign", "aug") and stmt["e"][0] != "n"
+        ]
+        useful = [r for r in readings if r.kind != "constant"]
+        if useful and len({r.kind for r in useful}) == 1:
+            return useful[0]
+        return _Reading("unknown", reason=f"{ir[1]} is written with divisors of mixed kinds")
 
 
-def _grad_divisions(stmt: dict[str, Any]) -> Iterator[IR]:
-    """Divisors applied to a gradient or noise tensor in one statement."""
-    target = stmt["t"] if isinstance(stmt["t"], str) else ""
-    if stmt["k"] == "aug" and stmt.get("op") == "/" and ("grad" in target or "noise" in target):
-        yield stmt["e"]
-    if stmt["k"] == "return" and stmt["e"][0] == "b" and stmt["e"][1] == "/":
-        dividend = stmt["e"][2]
-        if dividend[0] == "r" and "grad" in dividend[1]:
-            yield stmt["e"][3]
+def _tail(target: Any) -> str:
+    return target.rsplit(".", 1)[-1] if isinstance(target, str) else ""
 
 
-def _default(index: ProjectIndex, paths: tuple[str, ...], function: str, param: str) -> IR | None:
-    for path in paths:
-        summary = index.summary(path)
-        for qual, scope in (summary or {}).get("scopes", {}).items():
-            if qual.rsplit(".", 1)[-1] == function:
-                for name, default in scope["params"]:
-                    if name == param:
-                        return default
+def _reads_expected(ir: IR) -> bool:
+    """Whether a divisor reads the library's expected batch size (a name or attribute)."""
+    return any(n[0] == "r" and _tail(n[1]) in EXPECTED_NAMES for n in walk(ir))
+
+
+def _evidence(role: str, ctx: Ctx, stmt: dict[str, Any]) -> Evidence:
+    text = (stmt.get("src") or "").splitlines()
+    target = stmt["t"] if isinstance(stmt["t"], str) else ", ".join(map(str, stmt["t"] or ()))
+    note = text[0].strip() if text else f"{target} = ..."
+    return Evidence(role, Span(ctx.path, stmt["line"]), note)
+
+
+def _last_binding(scope: dict[str, Any], name: str, line: int
+                  ) -> tuple[int | None, IR, int] | None:
+    """(tuple position or None, expression, line) of the last assignment to ``name`` before
+    ``line`` in ``scope``."""
+    found = None
+    for stmt in scope.get("stmts", []):
+        target = stmt["t"]
+        if stmt["line"] >= line or stmt["k"] != "assign":
+            continue
+        if target == name:
+            found = (None, stmt["e"], stmt["line"])
+        elif isinstance(target, list) and name in target:
+            found = (target.index(name), stmt["e"], stmt["line"])
+    return found
+
+
+def _product(ir: IR) -> _Reading | None:
+    """``rate * size`` (optionally under a floor): the expected batch size N*q, read from its
+    operands' names when the classifier cannot resolve them (library attributes)."""
+    floor = ir[0] == "call" and ir[1][0] == "r" and ir[1][1] in FLOORS and len(ir[2]) == 1
+    inner = ir[2][0] if floor else ir
+    if inner[0] != "b" or inner[1] != "*":
+        return None
+    names = sorted(_tail(n[1]) for n in (inner[2], inner[3]) if n[0] == "r")
+    if len(names) == 2 and names[0].endswith("rate") and names[1].endswith("size"):
+        return _Reading("floor-expected" if floor else "expected")
     return None
 
 
-def classify_library(files: Mapping[str, str]) -> LibraryRow:
-    """The behaviour of the DP library whose source ``files`` holds (path -> text)."""
-    project = _Files(files)
-    index = ProjectIndex(project)  # type: ignore[arg-type]
-    divisors = DivisorClassifier(index)
-    kinds: list[str] = []
+def _per_sample_size(ir: IR) -> _Reading | None:
+    """``next(g.shape[0] for g in ...grad_samples...)``: the leading axis of a per-sample
+    gradient is the realized batch (Opacus 0.x counts its batch this way)."""
+    nodes = list(walk(ir))
+    leading = any(n[0] == "i" and n[1][0] == "r" and n[1][1].endswith(".shape")
+                  and n[2] == ["n", 0] for n in nodes)
+    per_sample = any(n[0] == "r" and "grad_sample" in n[1] for n in nodes)
+    return _Reading("realized") if leading and per_sample else None
+
+
+def _grad_divisors(stmt: dict[str, Any]) -> Iterator[IR]:
+    """Divisors applied to a gradient or noise tensor in one statement."""
+    target = stmt["t"] if isinstance(stmt["t"], str) else ""
+    expr = stmt["e"]
+    touches = "grad" in target or "noise" in target
+    if stmt["k"] == "aug" and stmt.get("op") == "/" and touches:
+        yield expr
+    if stmt["k"] == "aug" and stmt.get("op") == "*" and touches and expr[0] == "b" \
+            and expr[1] == "/":
+        yield expr[3]
+    if stmt["k"] == "return" and expr[0] == "b" and expr[1] == "/" and expr[2][0] == "r" \
+            and "grad" in expr[2][1]:
+        yield expr[3]
+
+
+def _default(reader: _Reader, function: str, param: str) -> tuple[IR, Evidence] | None:
+    """The literal default of ``param`` of the first function named ``function``."""
+    for path, qual, scope in reader.scopes(function):
+        for name, default in scope["params"]:
+            if name == param and default is not None:
+                shown = repr(default[1]) if default[0] in ("c", "s", "n") else "..."
+                note = f"def {qual}(..., {name}={shown})"
+                return default, Evidence("", Span(path, scope["line"]), note)
+    return None
+
+
+def _relabel(evidence: Evidence, role: str) -> Evidence:
+    return Evidence(role, evidence.span, evidence.note)
+
+
+def _samplers(reader: _Reader) -> list[Evidence]:
+    return [Evidence("poisson:sampler", Span(path, info["line"]), f"class {name}")
+            for path in reader.project.paths
+            for name, info in (reader.project.summary(path) or {}).get("classes", {}).items()
+            if name in SAMPLERS]
+
+
+def _unparsable(reader: _Reader) -> list[str]:
+    return [f"{path} does not parse ({summary['unsupported']})" for path in reader.project.paths
+            if (summary := reader.project.summary(path)) is not None and "unsupported" in summary]
+
+
+def _summarizer(texts: Mapping[str, str]) -> SummarySource:
+    def summary(path: str) -> dict[str, Any] | None:
+        text = texts.get(path)
+        return None if text is None else summarize_source(text, path)
+    return summary
+
+
+def classify_library(files: Mapping[str, str] | Collection[str],
+                     summaries: SummarySource | None = None) -> LibraryRow:
+    """The behaviour of the DP library made of ``files``: path -> source text, or just the
+    paths when ``summaries`` supplies each file's summary (``dpcheck history`` passes cached
+    summaries so that a file version shared by many tags is parsed once)."""
+    if summaries is None:
+        summaries = _summarizer(files if isinstance(files, Mapping) else {})
+    reader = _Reader(_Files(list(files), summaries))
+    readings = [reader.read(divisor, ctx, 0, stmt)
+                for ctx, stmt in reader.statements() for divisor in _grad_divisors(stmt)]
+    data = [r for r in readings if r.kind in CODES]
     evidence: list[Evidence] = []
-    for ctx, stmt in _statements(index, project.paths):
-        target = stmt["t"] if isinstance(stmt["t"], str) else ""
-        candidates = list(_grad_divisions(stmt))
-        if stmt["k"] == "assign" and target.rsplit(".", 1)[-1] in EXPECTED_NAMES:
-            candidates.append(stmt["e"])
-        for divisor in candidates:
-            dep = divisors.classify(divisor, ctx)
-            if dep.kind in CODES or dep.kind == "constant":
-                kinds.append(dep.kind)
-                evidence.append(Evidence("normalization:mean", Span(ctx.path, stmt["line"]),
-                                         f"{dep.kind}: {stmt.get('src', '')}"))
-    data_dependent = [k for k in kinds if k in CODES]
-    # the expected batch size, where computed, is what the update divides by
-    code = CODES[data_dependent[-1]] if data_dependent else "unknown"
-    poisson = _default(index, project.paths, "make_private", "poisson_sampling")
-    if poisson is None:
-        poisson = _default(index, project.paths, "__init__", "poisson")
-    builtin = any("UniformWithReplacementSampler" in p or "uniform_sampler" in p
-                  for p in project.paths) or poisson is not None
-    accountant = _default(index, project.paths, "__init__", "accountant")
-    if accountant is not None and accountant[0] == "s":
-        default_accountant = ACCOUNTANTS.get(accountant[1])
-    else:  # engines without an accountant choice report through their RDP analysis module
-        default_accountant = "opacus-rdp" if any(
-            p.endswith(("privacy_analysis.py", "rdp.py")) for p in project.paths) else None
+    for reading in data:
+        evidence.extend(e for e in (_relabel(x, "normalization:mean") for x in reading.evidence)
+                        if e not in evidence)
+    # a divisor by the expected batch size only exists for the Poisson path (a realized one
+    # beside it is the path without the flag, a variant); the last one read decides
+    expected = [r for r in data if r.kind != "realized"]
+    code = CODES[(expected or data)[-1].kind] if data else "unknown"
+    reasons: list[tuple[str, str]] = []
+    broken = _unparsable(reader)
+    if not data:
+        why = next((r.reason for r in readings if r.reason), "no division of a gradient found")
+        reasons.append(("normalization_mean", "; ".join([why, *broken])))
+    flag = next(((function, param, *found) for function, param in POISSON_FLAGS
+                 if (found := _default(reader, function, param)) is not None), None)
+    samplers = _samplers(reader)
+    evidence.extend(samplers)
+    poisson_default = flag is not None and flag[2] == ["c", True]
+    if flag is not None:
+        evidence.append(_relabel(flag[3], "poisson:default"))
+    builtin = bool(samplers) or flag is not None
     mechanism = MECHANISMS.get(code, "unknown") if builtin else "not supported"
+    if mechanism == "unknown":
+        reasons.append(("mechanism", "the normalization is unknown"))
+    sum_code = _sum_normalization(reader, evidence)
+    if sum_code == "unknown":
+        reasons.append(("normalization_sum",
+                        "; ".join(["no loss_reduction option found", *broken])))
     return LibraryRow(
         normalization_mean=code,
+        normalization_sum=sum_code,
         poisson_builtin=builtin,
-        poisson_default=(poisson == ["c", True]) if poisson is not None else None,
-        default_accountant=default_accountant,
+        poisson_default=poisson_default,
+        default_accountant=_accountant(reader, evidence),
         mechanism=mechanism,
         evidence=tuple(evidence),
+        variants=_variants(flag[1] if flag else None, poisson_default, {r.kind for r in data}),
+        reasons=tuple(reasons),
     )
+
+
+def _accountant(reader: _Reader, evidence: list[Evidence]) -> str | None:
+    found = _default(reader, "__init__", "accountant")
+    if found is not None and found[0][0] == "s" and found[0][1] in ACCOUNTANTS:
+        evidence.append(_relabel(found[1], "accountant"))
+        return ACCOUNTANTS[found[0][1]]
+    # engines without an accountant choice report through their RDP analysis module
+    for path, qual, scope in reader.scopes("compute_rdp"):
+        evidence.append(Evidence("accountant", Span(path, scope["line"]), f"def {qual}"))
+        return "opacus-rdp"
+    return None
+
+
+def _sum_normalization(reader: _Reader, evidence: list[Evidence]) -> str:
+    """``none`` when the library takes ``loss_reduction`` (whose ``"sum"`` mode leaves the
+    noisy sum undivided), else ``unknown``. The summaries keep no branch conditions, so the
+    sum branch itself is not read: this cell rests on the option's presence."""
+    for function in ("__init__", "make_private", "attach"):
+        found = _default(reader, function, "loss_reduction")
+        if found is not None:
+            evidence.append(_relabel(found[1], "normalization:sum"))
+            return "none"
+    return "unknown"
+
+
+def _variants(param: str | None, poisson_default: bool,
+              kinds: set[str]) -> tuple[dict[str, str], ...]:
+    """Outcomes a user flag selects instead of the Poisson path."""
+    if param is None:
+        return ()
+    if poisson_default:
+        return ({"when": f"{param}=False", "sampling": "shuffle", "mechanism": "fixed-mean"},)
+    if "realized" in kinds and len(kinds) > 1:
+        return ({"when": f"{param}=False (the default)", "normalization_mean": "A",
+                 "mechanism": "ASGM"},)
+    return ()

@@ -47,8 +47,10 @@ def find_usage(index: ProjectIndex, scopes: Iterable[Ctx]) -> OpacusUsage | None
                     continue
                 tail = (callee_name(node) or "").rsplit(".", 1)[-1]
                 if tail in ENTRY_CALLS:
-                    return OpacusUsage(node, where, _engine_of(index, node, where))
-                if tail == "PrivacyEngine":
+                    engine = _engine_of(index, node, where)
+                    if engine is None or is_opacus_engine(index, engine[1], engine[0]):
+                        return OpacusUsage(node, where, engine)
+                if tail == "PrivacyEngine" and is_opacus_engine(index, node, where):
                     engines.append((where, node))
                 elif tail == "attach":
                     attaches.append((where, node))
@@ -56,6 +58,30 @@ def find_usage(index: ProjectIndex, scopes: Iterable[Ctx]) -> OpacusUsage | None
         ctx, call = attaches[0]
         return OpacusUsage(call, ctx, engines[0])
     return None
+
+
+def is_opacus_engine(index: ProjectIndex, call: IR, ctx: Ctx, depth: int = 0) -> bool:
+    """Whether a constructor call builds an Opacus ``PrivacyEngine``: imported from outside
+    the project, a project class deriving from one, or a fork of it (a project class with
+    ``make_private*`` in a module built on Opacus imports). A project's own class that happens to
+    be called ``PrivacyEngine`` is not Opacus (its code is analysed like any other)."""
+    name = callee_name(call) or ""
+    binding = index.bind(name, ctx)
+    if binding is None or binding.kind == "module":
+        return name.rsplit(".", 1)[-1] == "PrivacyEngine"
+    if binding.kind != "class" or depth > 4:
+        return False
+    summary = index.summary(binding.ctx.path)
+    if summary is None:
+        return False
+    fork = any(f"{binding.name}.{m}" in summary["scopes"] for m in ENTRY_CALLS) and any(
+        str(target).startswith("opacus") for target in summary["imports"].values())
+    if fork:
+        return True
+    bases = summary["classes"][binding.name]["bases"]
+    where = Ctx(binding.ctx.path, "<module>")
+    return any(base and is_opacus_engine(index, ["call", ["r", base], [], {}], where, depth + 1)
+               for base in bases)
 
 
 def _engine_of(index: ProjectIndex, call: IR, ctx: Ctx) -> tuple[Ctx, IR] | None:

@@ -26,6 +26,7 @@ from dpcheck.sites.ir import IR, callee_name, walk
 
 #: Noise draws whose positional arguments are (key, shape) or (shape, mean, std), not (mean, std).
 KEY_FIRST_NORMALS = ("jax.random.", "random.normal", "tf.random.", "tensorflow.random.")
+ACCUMULATION_CALLS = (".signal_skip_step",)
 OPACUS_KEYWORDS = {
     "sigma": ("noise_multiplier",), "clip": ("max_grad_norm",), "batch_size": ("batch_size",),
     "N": ("sample_size",), "q": ("sample_rate",), "epochs": ("epochs",),
@@ -93,7 +94,8 @@ class ParamCollector:
             offer(self._batch_of_rate(*sampling.rate))
         if sampling.loader is not None:
             ctx, loader = sampling.loader
-            offer(self._resolve("batch_size", loader[3].get("batch_size"), ctx))
+            if not self._accumulates(scopes):
+                offer(self._resolve("batch_size", loader[3].get("batch_size"), ctx))
             offer(self._resolve("epochs", loader[3].get("epochs"), ctx))
             dataset = loader[2][0] if loader[2] else loader[3].get("dataset")
             if dataset is not None:
@@ -160,6 +162,14 @@ class ParamCollector:
             return other.param("sigma") if other else None
         return ParamValue("sigma", math.prod(numbers) / clip.value, "derived",
                           Span(ctx.path, ctx.line), "noise std / clip")
+
+    def _accumulates(self, scopes: list[Ctx]) -> bool:
+        """Whether the loop accumulates several loader batches per noisy step (Opacus
+        ``signal_skip_step``): the loader's batch size is then not the logical batch size, and
+        q and the step count cannot be derived from it."""
+        return any(n[0] == "call" and (callee_name(n) or "").endswith(ACCUMULATION_CALLS)
+                   for ctx in scopes for stmt in (self.index.scope(ctx) or {}).get("stmts", [])
+                   for n in walk(stmt["e"]))
 
     def _epochs(self, scopes: list[Ctx]) -> ParamValue | None:
         for ctx in scopes:

@@ -15,7 +15,7 @@ from typing import Any
 
 from dpcheck.model import Evidence, Span
 from dpcheck.pipelines.divisor import DivisorClassifier
-from dpcheck.pipelines.index import Ctx, ProjectIndex
+from dpcheck.pipelines.index import Binding, Ctx, ProjectIndex
 from dpcheck.sites.ir import IR, callee_name, walk
 
 POISSON_SAMPLERS = frozenset({"UniformWithReplacementSampler", "DPDataLoader",
@@ -58,8 +58,11 @@ class SamplingAnalyzer:
         self.index = index
         self.origins = DivisorClassifier(index)
         self.poisson_default = poisson_default
+        self._reached: set[tuple[str, str]] = set()
 
     def analyze(self, scopes: Iterable[Ctx]) -> Sampling:
+        scopes = list(scopes)
+        self._reached = {(c.path, c.scope) for c in scopes}
         decisions: list[Sampling] = []
         index_sampling: list[Sampling] = []
         for ctx in scopes:
@@ -101,7 +104,7 @@ class SamplingAnalyzer:
             binding = self.index.attribute(ir[1], ctx)
             if binding is not None and binding.kind == "param":
                 passed = {self.loader(arg, where, depth + 1).kind: (arg, where)
-                          for where, arg in self.index.arguments(binding)}
+                          for where, arg in self._arguments(binding)}
                 if len(passed) == 1:
                     arg, where = passed.popitem()[1]
                     return self.loader(arg, where, depth + 1)
@@ -113,6 +116,9 @@ class SamplingAnalyzer:
                     "make_private", "make_private_with_epsilon"):
                 return self._opacus(value, where, depth)
             if binding.index:
+                returned = self._returned(value, where, binding.index)
+                if returned is not None:
+                    return self.loader(*returned, depth + 1)
                 return Sampling(note=f"{ir[1]} is unpacked from an expression not followed")
             return self.loader(value, where, depth + 1)
         if ir[0] != "call":
@@ -135,6 +141,60 @@ class SamplingAnalyzer:
                                 (ctx, ir))
         return Sampling(note=f"{tail}() is not a loader dpcheck knows")
 
+    def _flag(self, ir: IR, ctx: Ctx, depth: int = 0) -> bool | None:
+        """A boolean literal, or a name holding one (an option default: ``type=`` only parses
+        command-line strings, the default is used as written)."""
+        if ir[0] == "c" and isinstance(ir[1], bool):
+            return ir[1]
+        binding = self.index.attribute(ir[1], ctx) if ir[0] == "r" and depth < 8 else None
+        if binding is None or binding.ir is None or binding.index or binding.kind not in (
+                "assign", "option"):
+            return None
+        return self._flag(binding.ir, replace(binding.ctx, line=binding.line), depth + 1)
+
+    def _project_sampler(self, call: IR, ctx: Ctx, key: str) -> Sampling | None:
+        """A sampler class of the project: the index sampling its methods draw (a Bernoulli
+        mask in ``__iter__`` is Poisson sampling)."""
+        cls = self.index.bind(callee_name(call) or "", ctx)
+        summary = self.index.summary(cls.ctx.path) if cls is not None else None
+        if cls is None or cls.kind != "class" or summary is None:
+            return None
+        found = [sampling for qual, scope in summary["scopes"].items()
+                 if scope.get("class") == cls.name and qual != cls.name
+                 for stmt in scope["stmts"]
+                 for sampling in self._index_sampling(stmt, Ctx(cls.ctx.path, qual, stmt["line"]))]
+        kinds = {f.kind for f in found}
+        if len(kinds) != 1:
+            return None
+        chosen = found[0]
+        note = f"DataLoader({key}={cls.name}) draws its batches in the project's sampler"
+        chosen.evidence = [*chosen.evidence, Evidence("sampler", Span(ctx.path, *call[4]), note)]
+        return chosen
+
+    def _returned(self, call: IR, ctx: Ctx, index: tuple[int, ...]) -> tuple[IR, Ctx] | None:
+        """Element ``index`` of the tuple a project function returns (``train, test, n =
+        get_loaders(...)``), with where to read it; None unless every return agrees."""
+        target = self.index.function(callee_name(call) or "", ctx) if call[0] == "call" else None
+        scope = self.index.scope(target) if target is not None else None
+        found: list[tuple[IR, Ctx]] = []
+        for stmt in scope["stmts"] if scope and target else []:
+            value = stmt["e"]
+            if stmt["k"] != "return":
+                continue
+            for position in index:
+                if value[0] != "t" or position >= len(value[1]):
+                    return None
+                value = value[1][position]
+            found.append((value, Ctx(target.path, target.scope, stmt["line"])))  # type: ignore
+        return found[0] if len(found) == 1 else None
+
+    def _arguments(self, param: Binding) -> list[tuple[Ctx, IR]]:
+        """What callers pass for a parameter, preferring the callers inside this pipeline (a
+        helper shared by several entry points gets each entry's own loader)."""
+        passed = list(self.index.arguments(param))
+        own = [(w, a) for w, a in passed if (w.path, w.scope) in self._reached]
+        return own or passed
+
     def _data_loader(self, ir: IR, ctx: Ctx, span: Span, depth: int) -> Sampling:
         kwargs = ir[3]
         for key in ("batch_sampler", "sampler"):
@@ -153,7 +213,8 @@ class SamplingAnalyzer:
                 return Sampling("shuffle", [Evidence("sampler", span,
                                                      f"DataLoader({key}={tail}): fixed batches")],
                                 (ctx, ir))
-            return Sampling(note=f"DataLoader {key} not recognised")
+            own = self._project_sampler(sampler, ctx, key) if sampler[0] == "call" else None
+            return own or Sampling(note=f"DataLoader {key} not recognised")
         shuffle = kwargs.get("shuffle")
         note = "DataLoader(shuffle=True): shuffled fixed-size batches" if shuffle == [
             "c", True] else "DataLoader without shuffle: sequential fixed-size batches"
@@ -164,8 +225,7 @@ class SamplingAnalyzer:
     def _opacus(self, call: IR, ctx: Ctx, depth: int) -> Sampling:
         flag = call[3].get("poisson_sampling")
         span = Span(ctx.path, *call[4])
-        poisson = self.poisson_default if flag is None else (
-            True if flag == ["c", True] else False if flag == ["c", False] else None)
+        poisson = self.poisson_default if flag is None else self._flag(flag, ctx)
         inner = call[3].get("data_loader")
         if poisson:
             base = self.loader(inner, ctx, depth + 1) if inner is not None else Sampling()

@@ -3,7 +3,9 @@ and how it normalizes the noisy sum.
 
 The optimizers divide the noisy sum of clipped microbatch gradients by ``num_microbatches``: a
 constant when given one (post-processing of the SGM, or ``fixed-mean`` with fixed batches), the
-realized batch size (``tf.shape(loss)[0]``) when it is left ``None``.
+realized batch size (``tf.shape(loss)[0]``) when it is left ``None``. With ``num_microbatches=1``
+the whole batch is one microbatch: the mean-loss gradient is clipped as a unit and an example's
+influence on it is not bounded by the clip norm alone, so the update is left ``unknown``.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from collections.abc import Iterable
 
 from dpcheck.pipelines.divisor import DivisorClassifier
 from dpcheck.pipelines.index import Ctx, ProjectIndex
+from dpcheck.pipelines.values import Evaluator
 from dpcheck.sites.ir import IR, callee_name, walk
 
 OPTIMIZER_PREFIXES = ("DPKeras", "DPGradientDescent", "DPAdam", "DPAdagrad", "VectorizedDPKeras")
@@ -37,6 +40,10 @@ def normalization(index: ProjectIndex, ctx: Ctx, call: IR) -> tuple[str, str]:
     microbatches = call[3].get("num_microbatches")
     if microbatches is None or microbatches == ["c", None]:
         return "realized", "num_microbatches=None: the noisy sum is divided by the realized batch"
+    count = Evaluator(index).value(microbatches, ctx)
+    if count is not None and count.value == 1:
+        return "unknown", ("num_microbatches=1: the gradient of the batch-mean loss is clipped as "
+                           "one unit, so one example's sensitivity is not the clip norm")
     dep = DivisorClassifier(index).classify(microbatches, ctx)
     return dep.kind, f"the noisy sum is divided by num_microbatches ({dep.kind})" + (
         f": {dep.unknown}" if dep.unknown else "")

@@ -104,6 +104,9 @@ class Evaluator:
             return self._subscript(ir, ctx, depth)
         if tag == "call":
             return self._call(ir, ctx, depth)
+        if tag == "a" and ir[1][0] == "call":
+            option = self.index.parsed_option(ir[1], ctx, ir[2])
+            return self.binding(option, depth + 1) if option else None
         return None
 
     def binding(self, binding: Binding, depth: int = 0) -> Value | None:
@@ -112,6 +115,8 @@ class Evaluator:
         if binding.kind == "param":
             return self._param(binding, depth)
         if binding.kind not in ("assign", "option") or ir is None:
+            return None
+        if binding.kind == "assign" and self.index.mutated(binding):
             return None
         if binding.index:
             for position in binding.index:
@@ -182,6 +187,21 @@ class Evaluator:
             return None
         return Value(number, "derived", ctx.path, ctx.line)
 
+    def _rows(self, tensor: IR, ctx: Ctx, depth: int) -> Value | None:
+        """The first dimension of a tensor built with a literal shape (``torch.randn(N, d)``,
+        ``torch.zeros((N, d))``): the size of a ``TensorDataset`` over it."""
+        if tensor[0] == "r":
+            binding = self.index.attribute(tensor[1], ctx)
+            if binding is None or binding.kind != "assign" or binding.ir is None or binding.index:
+                return None
+            return self._rows(binding.ir, replace(binding.ctx, line=binding.line), depth + 1)
+        if tensor[0] != "call" or _tail(tensor) not in TENSOR_FACTORIES or not tensor[2]:
+            return None
+        shape = tensor[2][0]
+        first = shape[1][0] if shape[0] == "t" and shape[1] else shape
+        rows = self.value(first, ctx, depth + 1)
+        return replace(rows, source="dataset-size") if rows is not None else None
+
     def dataset_size(self, ir: IR, ctx: Ctx, depth: int = 0) -> Value | None:
         """The number of examples of a dataset expression (``len(train_set)``), followed through
         views of it (``train_set.data.flatten(1).float() / 255``), if the dataset is known."""
@@ -206,6 +226,8 @@ class Evaluator:
         where = replace(binding.ctx, line=binding.line)
         if value[0] != "call" or binding.index is None and _tail(value) in VIEW_METHODS:
             return self.dataset_size(value, where, depth + 1) if binding.index is None else None
+        if binding.index is None and _tail(value) == "TensorDataset" and value[2]:
+            return self._rows(value[2][0], where, depth + 1)
         known = known_dataset(value, binding.index)
         if known is None:
             return None
@@ -213,6 +235,9 @@ class Evaluator:
         if size is None:
             return None
         return Value(size, "dataset-size", binding.ctx.path, binding.line)
+
+
+TENSOR_FACTORIES = frozenset({"randn", "rand", "zeros", "ones", "empty", "full"})
 
 
 def _tail(call: IR) -> str:

@@ -7,13 +7,15 @@ trees: they read expressions in this encoding. Every node is a list whose first 
 * ``["r", "a.b.c"]`` a dotted name (Name or Attribute chain of names)
 * ``["a", base, attr]`` attribute of a non-name base (``f(x).shape``)
 * ``["call", callee, [args], {kwargs}, [line, col, end_line, end_col], {keyword: line}]``
+  (a ``**mapping`` argument is kept under the key ``"**"``)
 * ``["b", op, left, right]`` binary operation; ``["u", op, operand]`` unary operation
 * ``["cmp", op, left, right]`` comparison (first operator only)
 * ``["i", value, index]`` subscript (index ``["slice"]`` for slices and multi-dimensional keys)
 * ``["t", [items]]`` tuple/list/set; ``["d", [[key, value], ...]]`` dict
 * ``["comp", element, [bound names], [iterables]]`` list/set/dict comprehension, generator
 * ``["?", kind, ...]`` anything else, opaque on purpose; lambdas, f-strings, conditional and
-  boolean expressions keep their sub-expressions as children
+  boolean expressions, ``yield``, ``yield from`` and ``await`` keep their sub-expressions as
+  children
 
 Positions are 1-based lines and 1-based *character* columns. The encoder reads Python's ``ast``
 (the C parser: an order of magnitude cheaper than a concrete syntax tree with positions) and
@@ -123,9 +125,9 @@ class Encoder:
         kwargs: dict[str, IR] = {}
         lines: dict[str, int] = {}
         for keyword in node.keywords:
-            if keyword.arg is not None:
-                kwargs[keyword.arg] = self.encode(keyword.value, depth)
-                lines[keyword.arg] = keyword.lineno
+            key = keyword.arg if keyword.arg is not None else "**"
+            kwargs[key] = self.encode(keyword.value, depth)
+            lines[key] = keyword.lineno
         callee = self.encode(node.func, depth)
         ir: IR = ["call", callee, args, kwargs, self._source.position(node), lines]
         self._on_call(callee[1] if callee[0] == "r" else None, ir)
@@ -168,6 +170,9 @@ class Encoder:
         return ["?", "fstring", *(self.encode(v.value, depth) for v in node.values
                                   if isinstance(v, ast.FormattedValue))]
 
+    def _wrapped(self, node: ast.Yield | ast.YieldFrom | ast.Await, depth: int) -> IR:
+        return ["?", type(node).__name__.lower(), self.encode(node.value, depth)]
+
     def _lambda(self, node: ast.Lambda, depth: int) -> IR:
         return ["?", "lambda", self.encode(node.body, depth)]
 
@@ -206,6 +211,9 @@ _HANDLERS: dict[type[ast.AST], Callable[[Encoder, Any, int], IR]] = {
     ast.BoolOp: Encoder._boolop,
     ast.JoinedStr: Encoder._fstring,
     ast.Lambda: Encoder._lambda,
+    ast.Yield: Encoder._wrapped,
+    ast.YieldFrom: Encoder._wrapped,
+    ast.Await: Encoder._wrapped,
     ast.ListComp: Encoder._comprehension,
     ast.SetComp: Encoder._comprehension,
     ast.GeneratorExp: Encoder._comprehension,

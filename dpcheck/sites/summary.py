@@ -5,8 +5,9 @@ every scope (``<module>``, each function and method by qualified name), the para
 defaults and the statements in source order: assignments, augmented assignments, expression
 statements, returns, loop and ``with`` headers, each with its expression in IR form
 (``dpcheck.sites.ir``), its 1-based position, its loop nesting and, where it may be a DP site,
-its source text. The pipeline stage finds and links DP sites from these statements; it never
-re-parses the file.
+its source text, and (``br``) the ``if`` arms it sits in as ``[if line, 0 for the body | 1 for
+the else]`` pairs, so an assignment in one arm is not read in the other. The pipeline stage
+finds and links DP sites from these statements; it never re-parses the file.
 
 The summary is read from CPython's ``ast``, the tree the engine's syntax check already built:
 measured on the Opacus source, libcst's position metadata alone costs about 1.7x a libcst parse
@@ -20,7 +21,7 @@ from typing import Any
 
 from dpcheck.sites.ir import BINOPS, IR, Encoder, Source, dotted, walk
 
-SUMMARY_VERSION = 2
+SUMMARY_VERSION = 3
 
 #: Callee name tails whose presence makes a statement worth keeping the source text of.
 SITE_TAILS: frozenset[str] = frozenset(
@@ -33,7 +34,8 @@ SITE_TAILS: frozenset[str] = frozenset(
         "SampledWithoutReplacementDpEvent", "DPDataLoader", "UniformWithReplacementSampler",
     }
 )
-OPTION_CALLS = frozenset({"add_argument", "option", "DEFINE_float", "DEFINE_integer"})
+OPTION_CALLS = frozenset({"add_argument", "option", "DEFINE_float", "DEFINE_integer", "DEFINE_bool",
+                          "DEFINE_boolean", "DEFINE_string", "DEFINE_enum"})
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
@@ -71,6 +73,7 @@ class _Collector:
             "has_main": False,
         }
         self._source = source
+        self._branches: list[list[int]] = []
         self._interesting = False
         self._encoder = Encoder(source, self._on_call)
 
@@ -113,6 +116,8 @@ class _Collector:
             "end": [end_line, end_col], "loop": loops[-1] if loops else -1, "ld": len(loops),
         }
         stmt.update(extra)
+        if self._branches:
+            stmt["br"] = [list(b) for b in self._branches]
         divides = extra.get("op") in ("/", "//") or any(
             n[0] == "b" and n[1] in ("/", "//") for n in walk(expr)
         )
@@ -182,10 +187,14 @@ class _Collector:
         if (qual == "<module>" and isinstance(test, ast.Compare)
                 and dotted(test.left) == "__name__"):
             self.summary["has_main"] = True
-        else:
-            self._encoder.encode(test)
-        self.body(node.body, qual, loops)
-        self.body(node.orelse, qual, loops)
+            self.body(node.body, qual, loops)
+            self.body(node.orelse, qual, loops)
+            return
+        self._encoder.encode(test)
+        for arm, block in enumerate((node.body, node.orelse)):
+            self._branches.append([node.lineno, arm])
+            self.body(block, qual, loops)
+            self._branches.pop()
 
     # -- scopes --------------------------------------------------------------------------
     def _qualname(self, parent: str, name: str) -> str:
@@ -208,7 +217,13 @@ class _Collector:
             "stmts": [],
             "class": parent if parent in self.summary["classes"] else None,
         }
-        self.body(node.body, qual, [])
+        self._nested(node.body, qual)
+
+    def _nested(self, nodes: list[ast.stmt], qual: str) -> None:
+        """The body of a new scope: the enclosing scope's ``if`` arms do not apply inside."""
+        outer, self._branches = self._branches, []
+        self.body(nodes, qual, [])
+        self._branches = outer
 
     def _class(self, node: ast.ClassDef, parent: str) -> None:
         qual = self._qualname(parent, node.name)
@@ -218,7 +233,7 @@ class _Collector:
         }
         self.summary["scopes"][qual] = {"line": node.lineno, "params": [], "stmts": [],
                                         "class": qual}
-        self.body(node.body, qual, [])
+        self._nested(node.body, qual)
 
     # -- imports -------------------------------------------------------------------------
     def _import(self, node: ast.Import) -> None:
