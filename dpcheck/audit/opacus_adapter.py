@@ -9,8 +9,8 @@ weight's ``.grad`` after ``optimizer.step()`` (clipped, noised and scaled by Opa
 back as the release. With ``loss_reduction="mean"`` Opacus 1.x divides by
 ``int(len(dataset) * q)``: FEASGM; with ``"sum"`` it does not divide: SGM.
 
-Opacus 0.x (``PrivacyEngine.attach``) simulates empty Poisson batches with extra hidden steps
-inside ``optimizer.step()``, so one call is not one release; it is refused with a message.
+Opacus 0.x (``PrivacyEngine.attach``) is run by ``opacus0_adapter``, which records every hidden
+empty-batch step as its own release.
 """
 
 from __future__ import annotations
@@ -70,11 +70,14 @@ def run_opacus(
     """Releases of ``trials`` Opacus steps on D and on D′, and the Opacus version that ran."""
     opacus = installed_opacus()
     version = str(opacus.__version__)
+    if version.startswith("0."):
+        from dpcheck.audit.opacus0_adapter import run_opacus0
+
+        return run_opacus0(opacus, setting, trials, seed, device)
     if not version.startswith("1."):
         raise DpcheckError(
-            f"Opacus {version} is installed; the adapter drives make_private (Opacus 1.x). "
-            "Opacus 0.x takes hidden extra steps for empty Poisson batches, so one step is not "
-            "one release; audit its mechanism with --implementation reference"
+            f"Opacus {version} is installed; the audit drives Opacus 0.x (attach) and 1.x "
+            "(make_private); audit its mechanism with --implementation reference"
         )
     if setting.mechanism not in LOSS_REDUCTION:
         raise ParameterError(
@@ -131,11 +134,8 @@ def _collect(
     trials: int,
     dim: int,
 ) -> ReleaseStats:
-    buffer_rows = max(1, min(trials, CHUNK_ELEMENTS[weight.device.type] // dim))
-    buffer = torch.empty(buffer_rows, dim, device=weight.device)
-    parts: list[ReleaseStats] = []
-    filled = done = 0
-    while done < trials:
+    buffer = ReleaseBuffer(trials, dim, weight.device)
+    while not buffer.full:
         for (batch,) in private_loader:
             private_optimizer.zero_grad()
             output = private_model(batch)
@@ -143,12 +143,46 @@ def _collect(
             private_optimizer.step()
             if weight.grad is None:
                 raise DpcheckError("the Opacus optimizer step released no gradient")
-            buffer[filled] = weight.grad.detach().reshape(-1)
-            filled += 1
-            done += 1
-            if filled == buffer_rows or done == trials:
-                parts.append(release_stats(buffer[:filled]))
-                filled = 0
-            if done == trials:
+            buffer.add(weight.grad.detach().reshape(-1))
+            if buffer.full:
                 break
-    return ReleaseStats.concat(parts)
+    return buffer.stats()
+
+
+class ReleaseBuffer:
+    """Collects ``trials`` released gradients one at a time and reduces them to ReleaseStats
+    in blocks of at most ``chunk_elements`` coordinates (default: per device type), so memory
+    stays bounded.
+
+    Releases offered after the buffer is full are dropped: an optimizer step may release
+    several times (Opacus 0.x's hidden empty-batch steps) past the last trial."""
+
+    def __init__(
+        self, trials: int, dim: int, device: torch.device, chunk_elements: int | None = None
+    ) -> None:
+        budget = chunk_elements if chunk_elements is not None else CHUNK_ELEMENTS[device.type]
+        rows = max(1, min(trials, budget // dim))
+        self._block = torch.empty(rows, dim, device=device)
+        self._trials = trials
+        self._filled = 0
+        self._done = 0
+        self._parts: list[ReleaseStats] = []
+
+    @property
+    def full(self) -> bool:
+        return self._done == self._trials
+
+    def add(self, release: torch.Tensor) -> None:
+        """Record one flat release (ignored once ``trials`` releases are held)."""
+        if self.full:
+            return
+        self._block[self._filled] = release
+        self._filled += 1
+        self._done += 1
+        if self._filled == len(self._block) or self.full:
+            self._parts.append(release_stats(self._block[: self._filled]))
+            self._filled = 0
+
+    def stats(self) -> ReleaseStats:
+        """The statistics of every release recorded, in order."""
+        return ReleaseStats.concat(self._parts)
