@@ -62,6 +62,9 @@ def _read_include(name: str, source: Source, line: int, including: frozenset[Pat
     path = (source.path.parent / name).resolve()
     if path in including:
         return PinsResult()
+    if not path.is_relative_to(source.root.resolve()):
+        # a scanned project must not make dpcheck read (and report) files outside it
+        return source.problem(f"included requirements file {name!r} is outside the project; not read", line)
     if not path.is_file():
         return source.problem(f"included requirements file {name!r} not found", line)
     included = read_source(source.root, path)

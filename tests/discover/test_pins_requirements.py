@@ -100,6 +100,18 @@ def test_missing_include_is_a_problem_and_reading_goes_on(tmp_path, write_tree):
     assert "requirements.txt:1" in message and "nowhere.txt" in message
 
 
+def test_include_outside_the_project_is_not_read(tmp_path, write_tree):
+    secret = tmp_path / "secret.txt"
+    secret.write_text("password-line-one\nopacus==0.13.0\n")
+    project = tmp_path / "proj"
+    write_tree(project, {"requirements.txt": f"-r {secret}\n-r ../secret.txt\nopacus==1.4.0\n"})
+    result = read(project, "requirements.txt")
+    assert rows(result.pins) == [("opacus", "==1.4.0", "1.4.0", "requirements.txt", 3)]
+    assert len(result.problems) == 2
+    assert all("outside the project" in message for _, message in result.problems)
+    assert not any("password" in message for _, message in result.problems)
+
+
 def test_urls_vcs_refs_archives_and_local_paths(tmp_path, write_tree):
     write_tree(
         tmp_path,
