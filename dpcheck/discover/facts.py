@@ -2,7 +2,10 @@
 
 The classifiers use them to decide which library version (hence which update rule) a pipeline
 that calls a DP library gets: the pinned version when the dependency files pin one exactly,
-else the installed source's version.
+else the installed source's version. A copy bundled inside the project
+(``discover.vendored``) counts as installed in the project unless the project's own virtualenv
+has one; the dependency files inside a bundled copy are the library's, so they give no pins and
+no problems.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from packaging.utils import canonicalize_version
 
 from dpcheck.discover.installed import InstalledLibrary, find_installed
 from dpcheck.discover.pins import DP_LIBRARIES, Pin, PinProblem, canonical_library, read_pins
+from dpcheck.discover.vendored import find_bundled
 
 
 @dataclass(frozen=True)
@@ -44,16 +48,35 @@ class ProjectFacts:
         canonical = canonical_library(library)
         return next((i for i in self.installed if i.library == canonical), None)
 
+    def bundled_folders(self) -> tuple[str, ...]:
+        """Root-relative POSIX folders of the DP libraries bundled in the project."""
+        return tuple(i.distribution.resolve().relative_to(self.root.resolve()).as_posix()
+                     for i in self.installed if i.distribution is not None)
+
 
 def collect_facts(root: Path, dependency_files: Sequence[Path]) -> ProjectFacts:
-    """Read the pins of ``dependency_files`` and look for each DP library's installed source.
-    Different exact pins of one library in one folder are reported as a problem."""
-    result = read_pins(root, dependency_files)
+    """Read the pins of ``dependency_files`` (except those of bundled libraries) and look for
+    each DP library's installed source. Different exact pins of one library in one folder are
+    reported as a problem."""
+    bundled = {b.library: b for b in find_bundled(root, dependency_files)}
+    folders = [b.distribution for b in bundled.values() if b.distribution is not None]
+    own = [f for f in dependency_files if not any(d in f.parents for d in folders)]
+    result = read_pins(root, own)
     installed = tuple(
-        found for library in DP_LIBRARIES if (found := find_installed(root, library)) is not None
+        found for library in DP_LIBRARIES
+        if (found := _installed(root, library, bundled.get(library))) is not None
     )
     problems = result.problems + _conflicts(root, result.pins)
     return ProjectFacts(root, result.pins, installed, problems)
+
+
+def _installed(root: Path, library: str,
+               bundled: InstalledLibrary | None) -> InstalledLibrary | None:
+    """The project's virtualenv copy, else the bundled copy, else the interpreter's copy."""
+    found = find_installed(root, library)
+    if found is not None and root.resolve() in found.path.resolve().parents:
+        return found
+    return bundled or found
 
 
 def _nearest(pins: list[Pin], near: PurePosixPath) -> list[Pin]:

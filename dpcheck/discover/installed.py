@@ -34,12 +34,14 @@ _SITE_PATTERNS = ("lib/python*/site-packages", "lib64/python*/site-packages", "L
 
 @dataclass(frozen=True)
 class InstalledLibrary:
-    """An installed DP library: canonical name, version (None if its metadata is missing) and the
-    folder of its importable package."""
+    """An installed DP library: canonical name, version (None if its metadata is missing), the
+    folder of its importable package and, for a copy bundled inside the scanned project, the
+    folder of that bundled distribution (None otherwise)."""
 
     library: str
     version: str | None
     path: Path
+    distribution: Path | None = None
 
 
 def find_installed(root: Path, library: str) -> InstalledLibrary | None:

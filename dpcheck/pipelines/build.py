@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from dpcheck.model import NO_ACCOUNTANT, Accountant, Evidence, Pipeline, Span
 from dpcheck.pipelines.accountants import AccountantCall, AccountantFinder
 from dpcheck.pipelines.handwritten import NOISE_TAILS, HandwrittenAnalyzer, HandwrittenUpdate
-from dpcheck.pipelines.index import SKIPPED, Ctx, ProjectIndex
+from dpcheck.pipelines.index import Ctx, ProjectIndex
 from dpcheck.pipelines.opacus_usage import ENTRY_CALLS, OpacusUsage, find_usage, normalization
 from dpcheck.pipelines.params import ParamCollector
 from dpcheck.pipelines.sampling import SamplingAnalyzer
@@ -89,7 +89,7 @@ class PipelineBuilder:
     # -- entries and reachability -----------------------------------------------------------
     def _paths(self) -> Iterator[str]:
         for path in self.project.candidate_paths():
-            if not SKIPPED.search(path):
+            if not self.index.skipped(path):
                 yield path
 
     def _scripts(self) -> Iterator[Ctx]:
@@ -137,7 +137,7 @@ class PipelineBuilder:
             for where, _ in self.index.calls_named(tail):
                 ctx = Ctx(where.path, where.scope)
                 summary = self.index.summary(where.path)
-                if ctx in seen or SKIPPED.search(where.path) or not summary \
+                if ctx in seen or self.index.skipped(where.path) or not summary \
                         or ctx.scope == "<module>" or ctx.scope in summary["classes"]:
                     continue
                 seen.add(ctx)
@@ -151,7 +151,7 @@ class PipelineBuilder:
         while frontier:
             current = frontier.pop()
             callers = [Ctx(w.path, w.scope) for w, _ in self.index.call_sites(current)
-                       if not SKIPPED.search(w.path)]
+                       if not self.index.skipped(w.path)]
             callers = [c for c in callers if c not in seen and c.scope != "<module>"]
             if not callers:
                 tops.append(current)

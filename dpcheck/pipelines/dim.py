@@ -1,18 +1,24 @@
 """``dim``: the trainable parameter count of the model, from literal layer sizes.
 
 Counts ``nn.Linear``, ``nn.Conv1d/2d``, ``nn.Embedding``, normalisation layers, parameter-free
-layers, ``nn.Sequential`` and project ``nn.Module`` subclasses whose ``__init__`` assigns layers
-to ``self``. Any layer it does not know, or a size it cannot resolve, makes the count unknown
-(None): a partial count would be a wrong number.
+layers, ``nn.Sequential``, project ``nn.Module`` subclasses whose ``__init__`` assigns layers
+to ``self``, torchvision models built by name (published counts shipped as data) and Keras
+``Sequential([...])`` models with a literal input shape (``keras_dim``). Any layer it does not
+know, or a size it cannot resolve, makes the count unknown (None): a partial count would be a
+wrong number.
 """
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterable
+from functools import lru_cache
+from importlib import resources
 
 from dpcheck.model import ParamValue, Span
 from dpcheck.pipelines.index import Ctx, ProjectIndex
+from dpcheck.pipelines.keras_dim import keras_sequential_size
 from dpcheck.pipelines.values import Evaluator
 from dpcheck.sites.ir import IR, callee_name
 
@@ -22,6 +28,15 @@ PARAMETER_FREE = frozenset({
     "AdaptiveAvgPool2d", "AdaptiveMaxPool2d", "Flatten", "Identity", "Unflatten",
 })
 MODULE_BASES = ("Module", "nn.Module", "torch.nn.Module")
+
+
+@lru_cache(maxsize=1)
+def torchvision_models() -> dict[str, dict[str, int]]:
+    """The shipped table of torchvision model parameter counts
+    (``dpcheck/data/torchvision_models.json``)."""
+    text = resources.files("dpcheck.data").joinpath("torchvision_models.json").read_text("utf-8")
+    models: dict[str, dict[str, int]] = json.loads(text)["models"]
+    return models
 
 
 class _Unknown(Exception):
@@ -38,6 +53,12 @@ class _Counter:
         if value is None or float(value.value) != int(value.value):
             raise _Unknown
         return int(value.value)
+
+    def _maybe_int(self, ir: IR, ctx: Ctx) -> int | None:
+        try:
+            return self._int(ir, ctx)
+        except _Unknown:
+            return None
 
     def _arg(self, call: IR, position: int, keyword: str, ctx: Ctx, default: int | None = None
              ) -> int:
@@ -95,9 +116,32 @@ class _Counter:
                                  else "num_features", ctx) if default else 0
         if tail == "GroupNorm":
             return 2 * self._arg(call, 1, "num_channels", ctx)
+        if tail == "Sequential" and len(call[2]) == 1 and call[2][0][0] == "t":
+            count = keras_sequential_size(call, lambda ir: self._maybe_int(ir, ctx))
+            if count is None:
+                raise _Unknown
+            return count
         if tail == "Sequential":
             return sum(self.layer(self._call(a, ctx), ctx, depth + 1) for a in call[2])
+        if tail in torchvision_models() and self._from_torchvision(name, ctx):
+            return self._torchvision(tail, call, ctx)
         return self._project_module(name, ctx, depth)
+
+    def _from_torchvision(self, name: str, ctx: Ctx) -> bool:
+        """Whether ``name`` is a torchvision model builder (``models.resnet18``,
+        ``torchvision.models.resnet18``, or ``resnet18`` imported from there)."""
+        binding = self.index.bind(name.split(".", 1)[0], ctx)
+        return binding is not None and binding.kind == "module" and \
+            binding.name.startswith("torchvision")
+
+    def _torchvision(self, model: str, call: IR, ctx: Ctx) -> int:
+        """The published count of a torchvision model, with its head resized to
+        ``num_classes``; any other argument than weights/pretrained/progress is unknown."""
+        if call[2] or set(call[3]) - {"num_classes", "weights", "pretrained", "progress"}:
+            raise _Unknown
+        entry = torchvision_models()[model]
+        classes = self._arg(call, 99, "num_classes", ctx, 1000)
+        return int(entry["params"] + (entry["head_in"] + 1) * (classes - 1000))
 
     def _call(self, ir: IR, ctx: Ctx) -> IR:
         if ir[0] == "call":

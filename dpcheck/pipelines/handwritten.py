@@ -36,6 +36,8 @@ ARITH_CALLS = frozenset({
 })
 PARAMETER_CALLS = frozenset({"parameters", "named_parameters", "trainable_variables"})
 INPLACE = frozenset({"add_", "sub_", "mul_", "div_", "copy_"})
+#: Multiplications by a reciprocal (``g.mul_(1.0 / lot)``) divide by the reciprocal's divisor.
+RECIPROCAL_CALLS = frozenset({"mul", "mul_", "multiply"})
 
 
 @dataclass(frozen=True)
@@ -189,6 +191,8 @@ class HandwrittenAnalyzer:
                 result.clip_calls.append((where, node))
             noise_here = [n for n in calls if is_noise_call(n)]
             flows = self._arith_flow(expr, refs)
+            if stmt["k"] == "aug":
+                flows |= targets
             for node in walk(expr):
                 if node[0] == "comp":
                     bound = set(node[2])
@@ -250,7 +254,8 @@ class HandwrittenAnalyzer:
             _tail(callee_name(n)) in PER_SAMPLE_CALLS or _row_norm(n)
             or self._per_sample_function(callee_name(n), where) for n in calls)
         in_examples = stmt["loop"] >= 0 and any(
-            _tail(callee_name(n)) in GRAD_CALLS or is_clip_call(n) for n in calls
+            _tail(callee_name(n)) in GRAD_CALLS or is_clip_call(n)
+            or self._clips(callee_name(n), where) for n in calls
         ) and self._example_loop(ctx, stmts, stmt["loop"])
         if seeded or in_examples or _touches(refs, tainted):
             tainted |= targets
@@ -332,6 +337,11 @@ class HandwrittenAnalyzer:
             elif node[0] == "call" and _tail(callee_name(node)) in ("div", "div_", "true_divide"):
                 if node[2]:
                     self._add(ctx, node[2][-1], span, text, result)
+            elif node[0] == "call" and _tail(callee_name(node)) in RECIPROCAL_CALLS:
+                for factor in node[2]:
+                    if factor[0] == "b" and factor[1] == "/" and not _touches(
+                            self._arith_flow(factor[2], set()), tainted):
+                        self._add(ctx, factor[3], span, text, result)
         self._mean_divisor(ctx, stmt, clipped, result)
 
     def _mean_divisor(self, ctx: Ctx, stmt: dict[str, Any], clipped: set[str],

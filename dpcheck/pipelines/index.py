@@ -76,6 +76,15 @@ class ProjectIndex:
         self._call_index: dict[str, list[tuple[Ctx, IR]]] | None = None
         self._aliases: dict[str, set[str]] | None = None
         self.module_path = lru_cache(maxsize=None)(self._module_path)
+        self.receivers = lru_cache(maxsize=None)(self._receivers)
+        # The library view of ``dpcheck history`` (pipelines/library.py) has no facts.
+        facts = getattr(project, "facts", None)
+        self._bundled = tuple(f"{f}/" for f in facts.bundled_folders()) if facts else ()
+
+    def skipped(self, path: str) -> bool:
+        """Whether ``path`` is a test, a vendored copy or a DP library bundled in the project:
+        never an entry point, and its calls never feed a user pipeline."""
+        return bool(SKIPPED.search(path)) or path.startswith(self._bundled)
 
     def summary(self, path: str) -> Summary | None:
         return self.project.summary(path)
@@ -250,7 +259,7 @@ class ProjectIndex:
         scope = self.scope(param.ctx)
         names = [p[0] for p in scope["params"]] if scope else []
         for where, call in self.call_sites(param.ctx):
-            if SKIPPED.search(where.path) and not SKIPPED.search(param.ctx.path):
+            if self.skipped(where.path) and not self.skipped(param.ctx.path):
                 continue
             arg = argument(call, names, param.name)
             if arg is not None:
@@ -297,7 +306,30 @@ class ProjectIndex:
         cls = scope.get("class") if scope else None
         if not cls:
             return None
-        return self._class_attribute(ctx.path, cls, name.split(".", 1)[1], f"self.{name[5:]}")
+        attr = name.split(".", 1)[1]
+        return self._caller_attribute(ctx, attr) or self._class_attribute(
+            ctx.path, cls, attr, f"self.{name[5:]}")
+
+    def _caller_attribute(self, method: Ctx, attr: str) -> Binding | None:
+        """What the callers of ``obj.method()`` assign to ``obj.attr`` before the call
+        (``opt.lot = len(x)`` then ``opt.noisy_step()``): the value ``self.attr`` holds in the
+        method, overriding what the class set. None unless exactly one binding is found."""
+        found: dict[tuple[Ctx, int], Binding] = {}
+        for where, base in self.receivers(Ctx(method.path, method.scope)):
+            binding = self.bind(f"{base}.{attr}", where)
+            if binding is not None:
+                found[(binding.ctx, binding.line)] = binding
+        return next(iter(found.values())) if len(found) == 1 else None
+
+    def _receivers(self, method: Ctx) -> tuple[tuple[Ctx, str], ...]:
+        """Where ``obj.method()`` is called on a named object other than ``self``, and the
+        object's name (computed once per method)."""
+        found = []
+        for where, call in self.call_sites(method):
+            base = (callee_name(call) or "").rpartition(".")[0]
+            if base and base != "self":
+                found.append((where, base))
+        return tuple(found)
 
     def _class_attribute(
         self, path: str, cls: str, attr: str, self_name: str | None = None

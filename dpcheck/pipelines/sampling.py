@@ -16,6 +16,7 @@ from typing import Any
 from dpcheck.model import Evidence, Span
 from dpcheck.pipelines.divisor import DivisorClassifier
 from dpcheck.pipelines.index import Binding, Ctx, ProjectIndex
+from dpcheck.pipelines.values import Evaluator
 from dpcheck.sites.ir import IR, callee_name, walk
 
 POISSON_SAMPLERS = frozenset({"UniformWithReplacementSampler", "DPDataLoader",
@@ -24,6 +25,8 @@ SHUFFLE_SAMPLERS = frozenset({"RandomSampler", "DistributedSampler", "SubsetRand
 BERNOULLI = frozenset({"bernoulli", "binomial"})
 PERMUTATIONS = frozenset({"permutation", "randperm", "shuffle"})
 UNIFORM = frozenset({"rand", "random", "uniform", "random_sample"})
+#: Receivers whose ``shuffle(x)`` permutes ``x`` in place (anything else is a tf.data dataset).
+RANDOM_MODULES = ("random", "rng", "generator", "np", "numpy")
 _EVAL_NAME = re.compile(r"(test|val|eval|valid)", re.I)
 
 
@@ -136,9 +139,11 @@ class SamplingAnalyzer:
         if tail == "batch":
             chain = [n for n in walk(ir) if n[0] == "call" and _tail(n) == "shuffle"]
             if chain:
+                buffer = shuffle_buffer(chain[0])
+                extra = [self._buffer_evidence(ctx, chain[0], None, buffer)] if buffer else []
                 return Sampling("shuffle", [Evidence("sampler", span,
-                                                     "tf.data .shuffle().batch(): fixed batches")],
-                                (ctx, ir))
+                                                     "tf.data .shuffle().batch(): fixed batches"),
+                                            *extra], (ctx, ir))
         return Sampling(note=f"{tail}() is not a loader dpcheck knows")
 
     def _flag(self, ir: IR, ctx: Ctx, depth: int = 0) -> bool | None:
@@ -241,6 +246,17 @@ class SamplingAnalyzer:
         base.evidence = [Evidence("sampler", span, note), *base.evidence]
         return base
 
+    def _buffer_evidence(self, ctx: Ctx, node: IR, stmt: dict[str, Any] | None,
+                         buffer: IR) -> Evidence:
+        """The shuffle buffer of a tf.data ``.shuffle(buffer)``: a buffer smaller than the
+        dataset only shuffles locally (PATTERNS 3); never the dataset size."""
+        size = Evaluator(self.index).value(buffer, ctx)
+        shown = f"{size.value:g}" if size is not None else "unresolved"
+        span = Span(ctx.path, *node[4]) if stmt is None else _span(ctx, node, stmt)
+        return Evidence("shuffle-buffer", span,
+                        f"tf.data shuffle buffer = {shown} examples; a buffer smaller than the "
+                        "dataset is only a local shuffle")
+
     def _slice_width(self, ctx: Ctx) -> tuple[Ctx, IR] | None:
         """The step of a ``for start in range(0, n, B)`` loop in the scope: the batch size of
         fixed slices of a permutation."""
@@ -262,6 +278,11 @@ class SamplingAnalyzer:
                                                            "Bernoulli mask: Poisson sampling")],
                                       rate=(ctx, rate) if rate else None, steps=steps,
                                       population=(ctx, population) if population else None))
+            elif node[0] == "call" and (buffer := shuffle_buffer(node)) is not None:
+                found.append(Sampling("shuffle", [
+                    Evidence("sampler", _span(ctx, node, stmt),
+                             "tf.data .shuffle(): shuffled fixed-size batches"),
+                    self._buffer_evidence(ctx, node, stmt, buffer)]))
             elif node[0] == "call" and _tail(node) in PERMUTATIONS:
                 found.append(Sampling("shuffle", [Evidence(
                     "sampler", _span(ctx, node, stmt), "permutation then fixed-size slices")],
@@ -279,6 +300,22 @@ class SamplingAnalyzer:
                     "sampler", _span(ctx, node, stmt), "Keras fit(batch_size=...): shuffled "
                     "fixed-size batches")], (ctx, node)))
         return found
+
+
+def shuffle_buffer(node: IR) -> IR | None:
+    """The buffer size of a tf.data ``dataset.shuffle(buffer_size)`` call, None for any other
+    call (``np.random.shuffle(x)``, ``random.shuffle(x)`` and ``rng.shuffle(x)`` shuffle
+    their argument in place)."""
+    if _tail(node) != "shuffle":
+        return None
+    if "buffer_size" in node[3]:
+        return node[3]["buffer_size"]
+    receiver = node[1][1] if node[1][0] == "a" else None
+    named = callee_name(receiver) if receiver is not None and receiver[0] == "call" else None
+    base = (named or (callee_name(node) or "").rpartition(".")[0]).lower()
+    if not node[2] or any(word in base for word in RANDOM_MODULES):
+        return None
+    return node[2][0]
 
 
 def _bernoulli_arguments(node: IR) -> tuple[IR | None, IR | None]:

@@ -2,7 +2,8 @@
 
 The table (``dpcheck/data/opacus_versions.json``) is derived from the Opacus source at each
 release tag. A project's release is decided by an exact pin; a range pin decides it only when
-every release in the range behaves the same; an installed copy inside the project (its own
+every release in the range behaves the same; a copy bundled in the project's tree decides as an
+exact pin would (its version is in the tree); an installed copy inside the project (its own
 virtualenv) decides otherwise. dpcheck's own interpreter is *not* the project's environment, so
 its site-packages never decide.
 """
@@ -12,12 +13,14 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import PurePosixPath
 from importlib import resources
 from typing import Any
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
+from dpcheck.discover.installed import InstalledLibrary
 from dpcheck.model import Span
 from dpcheck.project import Project
 
@@ -86,11 +89,13 @@ def resolve_opacus(project: Project, entry_path: str) -> Resolution:
     pin = project.facts.pin("opacus", near=entry_path)
     installed = project.facts.installed_library("opacus")
     local = installed if installed is not None and installed.version and _inside(
-        project, installed.path) else None
+        project, installed.path) and _serves(project, installed, entry_path) else None
     if pin is not None and pin.version is not None:
         row = row_for(pin.version)
         reason = "" if row else f"opacus=={pin.version} is not in dpcheck's version table"
         return Resolution(row, f"opacus=={pin.version}", True, reason, pin.span)
+    if local is not None and local.distribution is not None:
+        return _bundled(project, local)
     if pin is not None:
         rows = _rows_in(pin.specifier) or []
         if rows and _same_behaviour(rows):
@@ -110,6 +115,26 @@ def resolve_opacus(project: Project, entry_path: str) -> Resolution:
                           None)
     return Resolution(None, "opacus", False, "opacus is not pinned in any dependency file", None,
                       opacus_table())
+
+
+def _bundled(project: Project, local: InstalledLibrary) -> Resolution:
+    """The release of a copy bundled in the project's tree: decided by its own version."""
+    version = str(local.version)
+    folder = (local.distribution or local.path).resolve().relative_to(project.root.resolve())
+    row = row_for(version)
+    reason = f"opacus {version} bundled in the project at {folder.as_posix()}/"
+    if row is None:
+        reason += ", a release not in dpcheck's version table"
+    return Resolution(row, f"opacus=={version}", True, reason, None)
+
+
+def _serves(project: Project, local: InstalledLibrary, entry_path: str) -> bool:
+    """Whether a copy inside the project is the one ``entry_path`` runs: a bundled copy serves
+    the project folder that holds it (``proj/dpfork`` serves ``proj/**``), not its siblings."""
+    if local.distribution is None:
+        return True
+    owner = local.distribution.resolve().parent.relative_to(project.root.resolve())
+    return owner in PurePosixPath(entry_path).parents
 
 
 def _inside(project: Project, path: Any) -> bool:

@@ -1,0 +1,53 @@
+"""DP libraries bundled inside the scanned project (a vendored copy or a fork installed with
+``pip install -e ./opacus``), found as files and never imported.
+
+A bundled library is a sub-folder of the project (not the project root itself) that holds a
+dependency file (``setup.py``, ``pyproject.toml``, ...) next to the library's importable package
+(``opacus/setup.py`` + ``opacus/opacus/__init__.py``). Its version is the ``__version__`` literal
+of the package's ``version.py`` or ``__init__.py``, read with ``ast``. Such a folder is the
+library, not user code: its examples are no user pipelines and its dependency files are the
+library's own, not the project's pins.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+from pathlib import Path
+
+from dpcheck.discover.installed import IMPORT_NAMES, InstalledLibrary
+
+_VERSION_FILES = ("version.py", "__init__.py")
+
+
+def find_bundled(root: Path, dependency_files: Iterable[Path]) -> tuple[InstalledLibrary, ...]:
+    """Each DP library bundled in a sub-folder of ``root`` that holds one of
+    ``dependency_files``, with its version (None when no literal ``__version__`` is found) and
+    ``distribution`` set to that sub-folder."""
+    folders = sorted({f.parent for f in dependency_files if f.parent.resolve() != root.resolve()})
+    found: dict[str, InstalledLibrary] = {}
+    for folder in folders:
+        for library, package in IMPORT_NAMES.items():
+            source = folder / package
+            if library not in found and (source / "__init__.py").is_file():
+                found[library] = InstalledLibrary(library, _version(source), source, folder)
+    return tuple(found.values())
+
+
+def _version(package: Path) -> str | None:
+    """The string assigned to ``__version__`` in the package's version file, or None."""
+    for name in _VERSION_FILES:
+        path = package / name
+        if not path.is_file():
+            continue
+        try:
+            tree = ast.parse(path.read_text(encoding="utf-8", errors="replace"))
+        except (SyntaxError, ValueError):
+            continue
+        for node in tree.body:
+            if (isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant)
+                    and isinstance(node.value.value, str)
+                    and any(isinstance(t, ast.Name) and t.id == "__version__"
+                            for t in node.targets)):
+                return node.value.value
+    return None
