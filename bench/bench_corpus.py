@@ -27,7 +27,7 @@ def main(argv: list[str] | None = None) -> int:
     start = time.perf_counter()
     result = scan(ScanOptions(paths=[Path(args.root)], jobs=args.jobs, use_cache=False))
     elapsed = time.perf_counter() - start
-    crashes = [e for e in result.errors if e.message.startswith("internal error")]
+    crashes = [e for e in result.errors if e.internal]
     rules = Counter(f.rule for f in result.findings)
     print(f"corpus: {args.root}")
     print(f"files: {result.files_scanned}  DP001: {rules.pop('DP001', 0)}  crashes: {len(crashes)}")

@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 from dpcheck.catalog import Catalog, load_catalog, select_rules
 from dpcheck.config import Config, load_config
 from dpcheck.discover.facts import ProjectFacts, collect_facts
-from dpcheck.discover.files import discover_files, project_root
+from dpcheck.discover.files import discover_files, project_root, relative_path
 from dpcheck.discover.installed import find_installed
 from dpcheck.discover.pins import Pin
 from dpcheck.discover.requirement import DP_LIBRARIES
@@ -179,10 +179,8 @@ def _counted(
 
 
 def _relative(path: Path, root: Path) -> str:
-    try:
-        return path.resolve().relative_to(root.resolve()).as_posix()
-    except ValueError:
-        return path.resolve().as_posix()
+    """The report path of ``path``: relative to the root, absolute when outside it."""
+    return relative_path(path, root) or path.resolve().as_posix()
 
 
 def _facts_with_overrides(facts: ProjectFacts, versions: Mapping[str, str], where: str) -> ProjectFacts:
@@ -237,7 +235,7 @@ class _Linked:
         return cls(
             tuple(Pipeline.from_json(p) for p in data["pipelines"]),
             tuple(Finding.from_json(f) for f in data["findings"]),
-            tuple(ScanError(e["path"], e["message"]) for e in data["errors"]),
+            tuple(ScanError(e["path"], e["message"], e["internal"]) for e in data["errors"]),
         )
 
 
@@ -300,7 +298,7 @@ def _link(
         findings = evaluate(pipelines, project)
     except Exception as exc:  # noqa: BLE001 - keep per-file results even if linking fails
         message = f"internal error while linking pipelines: {type(exc).__name__}: {exc}"
-        return _Linked((), (), (*errors, ScanError(".", message)))
+        return _Linked((), (), (*errors, ScanError(".", message, internal=True)))
     shown = tuple(p for p in pipelines if project.is_reported(p.path))
     return _Linked(shown, tuple(findings), tuple(errors))
 
@@ -371,7 +369,9 @@ def run(settings: Settings, progress: ProgressCallback | None = None) -> ScanRes
     lines: dict[str, list[str]] = {}
     for analysis in analyses.values():
         if analysis.internal_error:
-            result.errors.append(ScanError(analysis.path, f"internal error: {analysis.internal_error}"))
+            result.errors.append(
+                ScanError(analysis.path, f"internal error: {analysis.internal_error}", internal=True)
+            )
         if analysis.problem is not None and is_reported(analysis.path):
             text = lines.setdefault(analysis.path, (load_source(analysis.path) or "").splitlines())
             line = text[analysis.problem.line - 1] if 0 < analysis.problem.line <= len(text) else ""

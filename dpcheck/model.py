@@ -255,13 +255,15 @@ class Finding:
 
 @dataclass(frozen=True)
 class ScanError:
-    """A problem that is not a finding (unreadable path, internal error in one file)."""
+    """A problem that is not a finding: bad input (an unreadable path, a malformed dependency
+    file) or, with ``internal``, a dpcheck bug met on one file (exit code 2, results kept)."""
 
     path: str
     message: str
+    internal: bool = False
 
     def to_json(self) -> dict[str, Any]:
-        return {"path": self.path, "message": self.message}
+        return {"path": self.path, "message": self.message, "internal": self.internal}
 
 
 @dataclass

@@ -104,10 +104,6 @@ def execute(args: argparse.Namespace) -> int:
     with progress_display(args.quiet) as progress:
         outcome = gated_scan(settings, GateOptions(args.new_since, args.baseline), progress)
     result = outcome.result
-    if args.plot_dir is not None:
-        from dpcheck.bounds.plot import plot_findings
-
-        plot_findings(result.findings, result.pipelines, args.plot_dir)
     if not args.quiet:
         _note_dropped(outcome, args.new_since, args.baseline)
     sources = {
@@ -137,7 +133,11 @@ def execute(args: argparse.Namespace) -> int:
             raise DpcheckError(f"{args.output}: cannot write report: {exc.strerror or exc}") from None
     else:
         sys.stdout.write(report)
-    if any(e.message.startswith("internal error") for e in result.errors):
+    if args.plot_dir is not None:  # after the report: a plot that cannot be written loses nothing
+        from dpcheck.bounds.plot import plot_findings
+
+        plot_findings(result.findings, result.pipelines, args.plot_dir)
+    if any(e.internal for e in result.errors):
         return 2
     return exit_code(result, args.fail_on or settings.config.fail_on or "error", settings.strict)
 

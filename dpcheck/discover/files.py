@@ -50,9 +50,14 @@ class DiscoveredFiles:
     dependency_files: tuple[Path, ...]
     problems: tuple[Problem, ...]
 
-    def relative(self, path: Path) -> str:
-        """``path`` as the POSIX path relative to ``root`` that spans and reports use."""
-        return path.relative_to(self.root).as_posix()
+
+def relative_path(path: Path, root: Path) -> str | None:
+    """``path`` as the POSIX path relative to ``root`` that spans and reports use, or None when
+    it lies outside ``root``."""
+    try:
+        return Path(os.path.abspath(path)).resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return None
 
 
 def is_dependency_file(relative: PurePosixPath) -> bool:

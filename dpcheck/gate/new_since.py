@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import os
 import tempfile
 from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
+from dpcheck.discover.files import relative_path
 from dpcheck.engine import CACHE_DIRNAME, Settings, run
 from dpcheck.gate.git_tree import RefCommit, export_tree
 from dpcheck.gate.known import fingerprint_counts
@@ -25,10 +25,9 @@ def fingerprints_at(
     with tempfile.TemporaryDirectory(prefix="dpcheck-ref-") as scratch:
         tree_root = Path(scratch).resolve()
         export_tree(target, tree_root)
+        inside = (relative_path(path, settings.root) for path in options.paths)
         paths = tuple(
-            mapped
-            for path in options.paths
-            if (mapped := tree_root / _relative(path, settings.root)).exists()
+            mapped for rel in inside if rel is not None and (mapped := tree_root / rel).exists()
         )
         if not paths:
             return Counter()
@@ -39,7 +38,3 @@ def fingerprints_at(
         )
         result = run(at_ref, progress=labelled(progress, f"at {target.ref}"))
         return fingerprint_counts(result.findings)
-
-
-def _relative(path: Path, root: Path) -> str:
-    return Path(os.path.abspath(path)).resolve().relative_to(root.resolve()).as_posix()

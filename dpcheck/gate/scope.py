@@ -10,12 +10,11 @@ evidence (DP101 citing ``opacus==1.4.0``, DP105 on an unpinned line).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
-from dpcheck.discover.files import is_dependency_file
+from dpcheck.discover.files import is_dependency_file, relative_path
 from dpcheck.engine import Settings
 from dpcheck.model import Finding, Pipeline, ScanError, ScanResult
 
@@ -42,26 +41,15 @@ def named_dependency_files(paths: Sequence[Path], root: Path) -> NamedFiles | No
     ``root``; else None (the engine's own handling applies)."""
     if not paths or not all(p.is_file() for p in paths):
         return None
-    relative = {_relative(p, root) for p in paths}
+    relative = {relative_path(p, root) for p in paths}
     named = frozenset(r for r in relative if r is not None)
     dependencies = frozenset(r for r in named if is_dependency_file(PurePosixPath(r)))
     return NamedFiles(named, dependencies) if dependencies else None
 
 
-def _relative(path: Path, root: Path) -> str | None:
-    try:
-        return Path(os.path.abspath(path)).resolve().relative_to(root.resolve()).as_posix()
-    except ValueError:
-        return None
-
-
 def whole_project(settings: Settings) -> Settings:
     """``settings`` scanning the project root instead of the named files."""
     return replace(settings, options=replace(settings.options, paths=(settings.root,)))
-
-
-def _internal(error: ScanError) -> bool:
-    return error.message.startswith("internal error")
 
 
 def restrict(result: ScanResult, named: NamedFiles) -> ScanResult:
@@ -72,7 +60,7 @@ def restrict(result: ScanResult, named: NamedFiles) -> ScanResult:
         result,
         findings=[f for f in result.findings if named.covers_finding(f)],
         pipelines=[p for p in result.pipelines if named.covers_pipeline(p)],
-        errors=[e for e in result.errors if e.path in named.files or _internal(e)],
+        errors=[e for e in result.errors if e.path in named.files or e.internal],
         suppression_issues=[i for i in result.suppression_issues if i.span.path in named.files],
         files_scanned=len(named.files),
     )

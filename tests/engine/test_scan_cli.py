@@ -164,3 +164,29 @@ def test_warm_scan_sees_edits_of_imported_modules_and_pins(tmp_path: Path, capsy
     unpinned, findings = _pipeline_of(capsys, project, cache)
     assert unpinned["mechanism"] == "unknown"
     assert "DP105" in {f["rule"] for f in findings}
+
+
+def test_unwritable_plot_dir_keeps_the_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    code = main(["scan", "--no-cache", "--plot-dir", str(blocker / "plots"), str(FIXTURES / "torch_loop_asgm_len_batch")])
+    captured = capsys.readouterr()
+    assert code == 2
+    assert "DP101" in captured.out  # the report was written before the plot failed
+    assert "plot" in captured.err and "Traceback" not in captured.err
+
+
+def test_new_since_with_a_path_outside_the_project(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    repo = git.Repo.init(tmp_path / "repo")
+    (tmp_path / "repo" / "a.py").write_text("x = 1\n")
+    repo.index.add(["a.py"])
+    repo.index.commit("init")
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "b.py").write_text("def f(:\n")
+    code = main(["scan", "--no-cache", "--format", "json", "--new-since", "HEAD",
+                 str(tmp_path / "repo" / "a.py"), str(outside)])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert any("outside the project root" in e["message"] for e in report["errors"])
+    assert not any(e["internal"] for e in report["errors"])

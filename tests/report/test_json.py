@@ -42,7 +42,7 @@ def test_documented_keys_are_present(failed_project: Project) -> None:
     assert pipeline["mechanism"] == "ASGM" and pipeline["sampling"] == "poisson"
     assert set(pipeline["params"]) == {"q", "sigma"}
     assert pipeline["params"]["sigma"]["value"] == 1.1
-    assert doc["errors"] == [{"path": "data/blob.py", "message": "cannot read: Permission denied"}]
+    assert doc["errors"] == [{"path": "data/blob.py", "message": "cannot read: Permission denied", "internal": False}]
 
 
 def test_round_trips_to_the_model_shape(project: Project) -> None:
