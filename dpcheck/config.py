@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from packaging.version import InvalidVersion, Version
+
 from dpcheck.discover.requirement import DP_LIBRARIES, canonical_library
 from dpcheck.errors import ConfigError
 from dpcheck.model import PARAM_NAMES, ParamValue
@@ -99,6 +101,12 @@ def _library_versions(versions: Mapping[str, str], where: str) -> dict[str, str]
                 f"{where}: `dp-library-versions.{name}` is not a DP library "
                 f"(known: {', '.join(sorted(DP_LIBRARIES))})"
             )
+        try:
+            Version(version)
+        except InvalidVersion:
+            raise ConfigError(
+                f"{where}: `dp-library-versions.{name}` must be a release version such as \"1.4.0\", got {version!r}"
+            ) from None
         result[canonical] = version
     return result
 

@@ -382,7 +382,9 @@ def run(settings: Settings, progress: ProgressCallback | None = None) -> ScanRes
     suppressions: dict[str, Sequence[Suppression]] = {
         p: a.suppressions for p, a in analyses.items() if a.suppressions
     }
-    outcome = apply_suppressions(findings, suppressions, settings.active_rules)
+    outcome = apply_suppressions(
+        findings, suppressions, settings.active_rules, frozenset(settings.catalog.ids())
+    )
     result.pipelines = sorted(linked.pipelines, key=lambda p: (p.path, p.line, p.entry))
     result.findings = sorted(
         _with_bounds(outcome.kept, linked.pipelines, entry["bounds"]), key=Finding.sort_key

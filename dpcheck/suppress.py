@@ -125,11 +125,13 @@ def apply_suppressions(
     findings: Iterable[Finding],
     suppressions: dict[str, Sequence[Suppression]],
     active_rules: frozenset[str],
+    known_rules: frozenset[str] = frozenset(),
 ) -> SuppressionOutcome:
-    """Drop suppressed findings; collect blanket and unused suppressions.
+    """Drop suppressed findings; collect blanket, unknown-code and unused suppressions.
 
     A suppression naming only rules that are not active in this run is not "unused": it may
-    matter in a run that selects them.
+    matter in a run that selects them. A code that names no rule of the catalog (``known_rules``)
+    is reported, since a typo there silently suppresses nothing.
     """
     outcome = SuppressionOutcome()
     used: set[tuple[str, int]] = set()
@@ -148,6 +150,13 @@ def apply_suppressions(
             if s.codes is None:
                 outcome.issues.append(
                     SuppressionIssue(span, "blanket", "blanket `# dpcheck: ignore` without rule codes")
+                )
+            unknown = [
+                code for code in s.codes or () if not any(r.startswith(code) for r in known_rules)
+            ]
+            if known_rules and unknown:
+                outcome.issues.append(
+                    SuppressionIssue(span, "unknown-code", f"suppression names no rule: {', '.join(unknown)}")
                 )
             if (path, s.line) in used:
                 continue

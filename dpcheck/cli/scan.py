@@ -13,8 +13,8 @@ from dpcheck.errors import DpcheckError
 from dpcheck.gate import GateOptions, GateOutcome, gated_scan
 from dpcheck.model import ScanResult, Severity
 from dpcheck.progress import progress_display
+from dpcheck.report import FORMATS, render
 
-FORMATS = ("text", "json", "sarif", "github")
 
 
 def _codes(values: list[str] | None) -> list[str]:
@@ -98,8 +98,6 @@ def exit_code(result: ScanResult, fail_on: str, strict: bool) -> int:
 
 def execute(args: argparse.Namespace) -> int:
     """Run the scan and write the report; the exit code follows ``--fail-on``."""
-    from dpcheck.report import render
-
     settings = settle(scan_options(args))
     with progress_display(args.quiet) as progress:
         outcome = gated_scan(settings, GateOptions(args.new_since, args.baseline), progress)

@@ -11,6 +11,7 @@ from pathlib import Path
 import libcst
 import pytest
 
+from dpcheck.engine import ScanOptions, scan
 from dpcheck.catalog import Example, Rule, load_catalog
 
 
@@ -35,11 +36,8 @@ def test_example_reports_exactly_its_expected_rules(
 ) -> None:
     if example.pending:
         pytest.skip(f"pending: {rule.id} detection not implemented yet ({example.name})")
-    engine = pytest.importorskip(
-        "dpcheck.engine", reason="dpcheck.engine (the scan engine) is not available yet"
-    )
     _write_project(tmp_path, example)
-    result = engine.scan(engine.ScanOptions(paths=[tmp_path], use_cache=False, jobs=1))
+    result = scan(ScanOptions(paths=[tmp_path], use_cache=False, jobs=1))
     fired = {finding.rule for finding in result.findings}
     assert fired == set(example.expect), (example.name, [f.message for f in result.findings])
 

@@ -57,6 +57,7 @@ def test_no_table_means_defaults(tmp_path: Path) -> None:
         ("[tool.dpcheck]\nstrict = 'yes'\n", "`strict`"),
         ("[tool.dpcheck\n", "invalid TOML"),
         ("[tool.dpcheck]\ndp-library-versions = { torch = '2.0' }\n", "`dp-library-versions.torch`"),
+        ("[tool.dpcheck]\ndp-library-versions = { opacus = 'not a version!!' }\n", "`dp-library-versions.opacus`"),
     ],
 )
 def test_errors_name_the_key(tmp_path: Path, body: str, needle: str) -> None:

@@ -44,3 +44,14 @@ def test_suppression_of_inactive_rule_is_not_unused() -> None:
     sups = {"t.py": find_suppressions("y = 2  # dpcheck: ignore[DP104]\n")}
     outcome = apply_suppressions([], sups, frozenset({"DP101"}))
     assert outcome.issues == []
+
+
+def test_unknown_codes_are_reported() -> None:
+    sups = {"t.py": find_suppressions("x = 1  # dpcheck: ignore[DP999, DP101] typo\n")}
+    findings = [_finding("DP101", 1)]
+    known = frozenset({"DP001", "DP101", "DP102"})
+    outcome = apply_suppressions(findings, sups, known, known)
+    assert outcome.suppressed == 1
+    assert [(i.kind, i.message) for i in outcome.issues] == [
+        ("unknown-code", "suppression names no rule: DP999")
+    ]
