@@ -14,7 +14,7 @@ from typing import Any
 from dpcheck.model import Span
 from dpcheck.pipelines.index import Ctx, ProjectIndex
 from dpcheck.pipelines.opacus_usage import is_opacus_engine
-from dpcheck.sites.ir import IR, callee_name, walk
+from dpcheck.sites.ir import IR, callee_name, tail_name, walk
 
 POISSON = "SGM+poisson"
 WITHOUT_REPLACEMENT = "SGM+without-replacement"
@@ -99,7 +99,7 @@ class AccountantFinder:
         owner = binding.ir if binding is not None and binding.ir is not None else None
         if owner is None or owner[0] != "call":
             return None
-        owner_tail = (callee_name(owner) or "").rsplit(".", 1)[-1]
+        owner_tail = tail_name(callee_name(owner))
         if method == "compose" and owner_tail in DP_ACCOUNTING:
             count = _arg(node, 1, "count")
             args = {"steps": count} if count is not None else {}
@@ -126,7 +126,7 @@ class AccountantFinder:
 
     def _classify(self, node: IR, ctx: Ctx) -> AccountantCall | None:
         name = callee_name(node) or ""
-        tail = name.rsplit(".", 1)[-1]
+        tail = tail_name(name)
         qualified = self._qualified(name, ctx)
         if tail in ("compute_dp_sgd_privacy", "compute_dp_sgd_privacy_lib",
                     "compute_dp_sgd_privacy_statement"):
@@ -181,7 +181,7 @@ class AccountantFinder:
         if engine is None or engine[0] != "call":
             return None
         engine_name = callee_name(engine) or ""
-        engine_tail = engine_name.rsplit(".", 1)[-1]
+        engine_tail = tail_name(engine_name)
         delta = _pick(node, {"delta": (0, ("delta", "target_delta"))})
         if engine_tail in OPACUS_CLASSES:
             return AccountantCall.of(OPACUS_CLASSES[engine_tail], POISSON, ctx, node, delta)

@@ -24,7 +24,7 @@ from dpcheck.pipelines.tf_privacy import find_optimizer
 from dpcheck.pipelines.tf_privacy import normalization as tf_normalization
 from dpcheck.pipelines.versions import resolve_opacus
 from dpcheck.project import Project
-from dpcheck.sites.ir import IR, callee_name, walk
+from dpcheck.sites.ir import IR, callee_name, tail_name, walk
 
 MAX_SCOPES = 400
 
@@ -209,7 +209,7 @@ class PipelineBuilder:
                                     resolution.reason or f"{resolution.library} (version table)")
         noise = self._noise_argument(usage)
         if resolution.row is None:
-            era = (callee_name(usage.call) or "").rsplit(".", 1)[-1] != "attach"
+            era = tail_name(callee_name(usage.call)) != "attach"
             poisson = resolution.common("poisson_default", era)
             return _Analysis("unknown", resolution.reason, [
                 library_evidence, *noise, Evidence("update", span,

@@ -20,7 +20,7 @@ from dpcheck.model import ParamValue, Span
 from dpcheck.pipelines.index import Ctx, ProjectIndex
 from dpcheck.pipelines.keras_dim import keras_sequential_size
 from dpcheck.pipelines.values import Evaluator
-from dpcheck.sites.ir import IR, callee_name
+from dpcheck.sites.ir import IR, callee_name, tail_name
 
 PARAMETER_FREE = frozenset({
     "ReLU", "ReLU6", "LeakyReLU", "GELU", "Tanh", "Sigmoid", "ELU", "SiLU", "Softmax",
@@ -88,7 +88,7 @@ class _Counter:
 
     def layer(self, call: IR, ctx: Ctx, depth: int = 0) -> int:
         name = callee_name(call) or ""
-        tail = name.rsplit(".", 1)[-1]
+        tail = tail_name(name)
         if tail in PARAMETER_FREE:
             return 0
         if tail in ("to", "cuda", "float", "double") and call[1][0] == "a":

@@ -3,7 +3,9 @@
 A divisor is classified by what it is built from (paper, sections 2-3 and Appendix A):
 
 * the **realized** batch size (``len(batch)``, ``x.shape[0]``, ``y.size(0)``, ``mask.sum()``, a
-  mean over the per-sample axis) -> ``realized`` (ASGM under Poisson sampling);
+  mean over the per-sample axis, the size of the index set of a sampling mask such as
+  ``len(mask.nonzero())`` or ``np.flatnonzero(mask).size``, the length of a list appended to once
+  per sampled example) -> ``realized`` (ASGM under Poisson sampling);
 * the **dataset size** in a numerator (``len(dataset) * q``, ``n * sample_rate``) -> ``expected``
   (EASGM), and with ``int``/``math.floor``/``//`` on top -> ``floor-expected`` (FEASGM). The
   dataset size in a *denominator* builds a sample rate, which the privacy game holds fixed;
@@ -16,10 +18,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
+from typing import Any
 
 from dpcheck.pipelines.index import Binding, Ctx, ProjectIndex
 from dpcheck.pipelines.values import Evaluator, known_dataset
-from dpcheck.sites.ir import IR, callee_name, walk
+from dpcheck.sites.ir import IR, callee_name, tail_name, walk
 
 FLOORS = frozenset({"int", "math.floor", "np.floor", "numpy.floor", "torch.floor"})
 LOADER_TAILS = frozenset({"DataLoader", "DPDataLoader", "from_data_loader", "make_private",
@@ -27,10 +30,16 @@ LOADER_TAILS = frozenset({"DataLoader", "DPDataLoader", "from_data_loader", "mak
 DATASET_TAILS = frozenset({"TensorDataset", "Subset", "ImageFolder", "load_dataset",
                            "ConcatDataset", "random_split"})
 BATCH_METHODS = frozenset({"to", "cuda", "cpu", "float", "long", "view", "reshape", "squeeze",
-                           "unsqueeze", "flatten", "double", "type", "permute", "contiguous"})
+                           "unsqueeze", "flatten", "double", "type", "permute", "contiguous",
+                           "tolist", "numpy"})
 DATA_ATTRIBUTES = frozenset({"data", "targets", "x", "y", "images", "labels", "features"})
 SAMPLING_DRAWS = frozenset({"rand", "random", "uniform", "permutation", "randperm", "bernoulli",
                             "binomial", "choice", "random_sample"})
+BERNOULLI = frozenset({"bernoulli", "binomial"})
+UNIFORM = frozenset({"rand", "random", "uniform", "random_sample"})
+#: Calls turning a boolean mask into the indices of its True entries (``torch.where`` and
+#: ``np.where`` only with the mask as their single argument).
+MASK_INDICES = frozenset({"nonzero", "flatnonzero", "argwhere", "where"})
 _DATASET_NAME = re.compile(r"(dataset|train_set|trainset|train_data|data_train)", re.I)
 
 
@@ -97,14 +106,19 @@ class DivisorClassifier:
             return "batch" if base == "dataset" and ir[2] == ["slice"] else "unknown"
         if tag == "a" and ir[2] == "dataset":
             return "dataset"
+        if tag == "comp" and len(ir[3]) == 1 and not ir[4] and self._element_origin(
+                ir[3][0], ctx, None, depth + 1) == "example":
+            return "batch"
         if tag == "b":
             left = self.origin(ir[2], ctx, depth + 1)
             return left if left != "unknown" else self.origin(ir[3], ctx, depth + 1)
         if tag == "call":
             name = callee_name(ir) or ""
-            tail = name.rsplit(".", 1)[-1]
+            tail = tail_name(name)
             if tail in LOADER_TAILS or tail.lower().endswith("_loader"):
                 return "loader"
+            if tail in MASK_INDICES and self._mask_indices(ir, ctx, depth):
+                return "batch"
             if tail in DATASET_TAILS:
                 return "dataset"
             if tail in BATCH_METHODS:
@@ -142,6 +156,59 @@ class DivisorClassifier:
             return self._sample_index(ir[2], ctx, depth + 1)
         return False
 
+    def _mask_indices(self, call: IR, ctx: Ctx, depth: int) -> bool:
+        """Whether ``call`` lists the indices of a sampling mask: ``mask.nonzero()``,
+        ``torch.nonzero(mask)``, ``torch.where(mask)``, ``np.flatnonzero(mask)``: one index per
+        sampled example, so its size is the realized batch size."""
+        args = call[2]
+        if len(args) > 1 or call[3]:
+            return False
+        operand = args[0] if args else _method_base(call, callee_name(call) or "")
+        return self._is_mask(operand, ctx, depth + 1)
+
+    def _is_mask(self, ir: IR, ctx: Ctx, depth: int) -> bool:
+        """Whether ``ir`` is a Bernoulli sampling mask (``torch.rand(n) < q``, ``rng.random(n) <=
+        q``, ``torch.bernoulli(...)``, ``np.random.binomial(1, q, n)``), possibly converted."""
+        if depth > 16:
+            return False
+        if ir[0] == "r":
+            binding = self.index.attribute(ir[1], ctx)
+            if binding is None or binding.kind != "assign" or binding.ir is None or binding.index:
+                return False
+            return self._is_mask(binding.ir, replace(binding.ctx, line=binding.line), depth + 1)
+        if ir[0] == "cmp":
+            draw = ir[2]
+            return ir[1] in ("<", "<=") and draw[0] == "call" and tail_name(
+                callee_name(draw)) in UNIFORM
+        if ir[0] != "call":
+            return False
+        name = callee_name(ir) or ""
+        tail = tail_name(name)
+        if tail in BERNOULLI:
+            return True
+        if (tail in BATCH_METHODS or tail == "bool") and ("." in name or ir[1][0] == "a"):
+            return self._is_mask(_method_base(ir, name), ctx, depth + 1)
+        return False
+
+    def _appended_per_example(self, binding: Binding, depth: int) -> bool:
+        """Whether the empty list ``binding`` binds gets exactly one ``append`` per iteration of
+        a later loop over the sampled examples (unconditionally), so its length is the realized
+        batch size."""
+        scope = self.index.scope(binding.ctx)
+        stmts: list[dict[str, Any]] = scope["stmts"] if scope else []
+        appends = [s for s in stmts if s["k"] == "expr" and s["e"][0] == "call"
+                   and s["e"][1] == ["r", f"{binding.name}.append"]]
+        if len(appends) != 1 or appends[0]["loop"] < 0:
+            return False
+        header = stmts[appends[0]["loop"]]
+        targets = header["t"] if isinstance(header["t"], list) else [header["t"]]
+        first = targets[0] if targets and isinstance(targets[0], str) else None
+        if header["k"] != "for" or header["line"] <= binding.line or first is None \
+                or appends[0].get("br") != header.get("br"):
+            return False
+        inside = Ctx(binding.ctx.path, binding.ctx.scope, header["line"] + 1)
+        return self.origin(["r", first], inside, depth + 1) == "example"
+
     def _sampled_population(self, name: str, ctx: Ctx, itself: bool = False) -> bool:
         """Whether ``len(name)`` (or, with ``itself``, ``name``) sizes a sampling draw (a mask or
         permutation over the index range) in the scope: then it is the dataset (size)."""
@@ -153,7 +220,7 @@ class DivisorClassifier:
             sizes = (["never"], ["r", name])
         for stmt in scope["stmts"]:
             for node in walk(stmt["e"]):
-                if node[0] != "call" or (callee_name(node) or "").rsplit(".", 1)[-1] not in \
+                if node[0] != "call" or tail_name(callee_name(node)) not in \
                         SAMPLING_DRAWS:
                     continue
                 size = node[2][0] if node[2] else None
@@ -172,6 +239,8 @@ class DivisorClassifier:
             return self._param_origin(binding, depth)
         if binding.kind != "assign" or ir is None:
             return "unknown"
+        if ir == ["t", []] and not binding.index:
+            return "batch" if self._appended_per_example(binding, depth) else "unknown"
         if binding.index and ir[0] == "t":
             for position in binding.index:
                 if ir[0] != "t" or position >= len(ir[1]):
@@ -179,7 +248,7 @@ class DivisorClassifier:
                 ir = ir[1][position]
             return self.origin(ir, where, depth + 1)
         if binding.index and ir[0] == "call":
-            tail = (callee_name(ir) or "").rsplit(".", 1)[-1]
+            tail = tail_name(callee_name(ir))
             if tail in ("make_private", "make_private_with_epsilon"):
                 return "loader" if binding.index == (2,) else "unknown"
             return "dataset" if known_dataset(ir, binding.index) else "unknown"
@@ -254,12 +323,14 @@ class DivisorClassifier:
 
     def _call(self, ir: IR, ctx: Ctx, depth: int) -> Dep:
         name = callee_name(ir) or ""
-        tail = name.rsplit(".", 1)[-1]
+        tail = tail_name(name)
         args = ir[2]
         if name == "len" and len(args) == 1:
             return self._size_of(args[0], ctx, depth, "len()")
         if tail == "size" and len(args) == 1 and args[0] == ["n", 0]:
             return self._size_of(_method_base(ir, name), ctx, depth, ".size(0)")
+        if tail == "numel" and not args and ("." in name or ir[1][0] == "a"):
+            return self._size_of(_method_base(ir, name), ctx, depth, ".numel()")
         if tail in ("sum", "count_nonzero") and not args:
             return Dep(b=True)
         if name in FLOORS and len(args) == 1:
@@ -288,6 +359,11 @@ class DivisorClassifier:
             return Dep() if value is not None else _unknown("subscript not resolved")
         if ir[0] == "a":
             return Dep(n=True)
+        base, _, attr = ir[1].rpartition(".")
+        if base and attr == "size":
+            sized = self._size_of(["r", base], ctx, depth, ".size")
+            if sized.unknown is None:
+                return sized
         if self._sampled_population(ir[1], ctx, itself=True):
             return Dep(n=True)
         binding = self.index.attribute(ir[1], ctx)

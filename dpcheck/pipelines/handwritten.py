@@ -16,7 +16,7 @@ from typing import Any
 from dpcheck.model import Evidence, Span
 from dpcheck.pipelines.divisor import Dep, DivisorClassifier
 from dpcheck.pipelines.index import Ctx, ProjectIndex
-from dpcheck.sites.ir import IR, callee_name, walk
+from dpcheck.sites.ir import IR, callee_name, tail_name, walk
 
 NOISE_TAILS = frozenset({"normal", "randn", "randn_like", "normal_", "standard_normal", "gauss"})
 NOISE_EXCLUDED = ("nn.init.", "torch.nn.init.", "init.")
@@ -36,6 +36,7 @@ ARITH_CALLS = frozenset({
 })
 PARAMETER_CALLS = frozenset({"parameters", "named_parameters", "trainable_variables"})
 INPLACE = frozenset({"add_", "sub_", "mul_", "div_", "copy_"})
+DIVIDE_CALLS = frozenset({"div", "div_", "true_divide"})
 #: Multiplications by a reciprocal (``g.mul_(1.0 / lot)``) divide by the reciprocal's divisor.
 RECIPROCAL_CALLS = frozenset({"mul", "mul_", "multiply"})
 
@@ -86,14 +87,11 @@ def _touches(names: Iterable[str], tainted: set[str]) -> bool:
     return any(n in tainted or any(n.startswith(t + ".") for t in tainted) for n in names)
 
 
-def _tail(name: str | None) -> str:
-    return (name or "").rsplit(".", 1)[-1]
-
 
 def is_noise_call(node: IR) -> bool:
     """A Gaussian noise draw (``torch.normal``, ``randn_like``, ``rng.normal``, ...)."""
     name = callee_name(node) or ""
-    return _tail(name) in NOISE_TAILS and not name.startswith(NOISE_EXCLUDED)
+    return tail_name(name) in NOISE_TAILS and not name.startswith(NOISE_EXCLUDED)
 
 
 def is_norm_name(name: str) -> bool:
@@ -106,7 +104,7 @@ def is_norm_name(name: str) -> bool:
 def mentions_norm(ir: IR) -> bool:
     """Whether an expression computes or reads a gradient norm."""
     return any(
-        (n[0] == "call" and "norm" in _tail(callee_name(n)).lower())
+        (n[0] == "call" and "norm" in tail_name(callee_name(n)).lower())
         or (n[0] == "r" and is_norm_name(n[1]))
         for n in walk(ir)
     )
@@ -114,12 +112,12 @@ def mentions_norm(ir: IR) -> bool:
 
 def is_clip_call(node: IR) -> bool:
     """Clipping: a clip-by-norm API, or a bound (``min(1, C/norm)``, ``clamp``) over a norm."""
-    tail = _tail(callee_name(node))
+    tail = tail_name(callee_name(node))
     return tail in CLIP_CALLS or (tail in BOUND_CALLS and mentions_norm(node))
 
 
 def _row_norm(node: IR) -> bool:
-    return "norm" in _tail(callee_name(node)) and any(k in node[3] for k in ("dim", "axis"))
+    return "norm" in tail_name(callee_name(node)) and any(k in node[3] for k in ("dim", "axis"))
 
 
 class HandwrittenAnalyzer:
@@ -181,7 +179,7 @@ class HandwrittenAnalyzer:
             refs = set(_refs(expr))
             targets = set(_targets(stmt["t"]))
             for node in calls:
-                if _tail(callee_name(node)) in INPLACE and node[1][0] == "r":
+                if tail_name(callee_name(node)) in INPLACE and node[1][0] == "r":
                     targets.add(node[1][1].rsplit(".", 1)[0])
             self._per_sample(ctx, stmts, stmt, calls, refs, targets, result)
             clip_here = [n for n in calls if is_clip_call(n)]
@@ -204,7 +202,7 @@ class HandwrittenAnalyzer:
                     or any(self._clips(r, where) for r in refs):
                 clipped |= targets
             if stmt["k"] == "for" and any(
-                    _tail(callee_name(n)) in PARAMETER_CALLS for n in calls):
+                    tail_name(callee_name(n)) in PARAMETER_CALLS for n in calls):
                 parameters |= targets
             grad_like = _touches(refs | targets, clipped | gradients) or any(
                 "grad" in n for n in refs | targets
@@ -251,10 +249,10 @@ class HandwrittenAnalyzer:
         tainted = result.per_sample_names
         where = Ctx(ctx.path, ctx.scope, stmt["line"])
         seeded = any("grad_sample" in r or "per_sample" in r for r in refs) or any(
-            _tail(callee_name(n)) in PER_SAMPLE_CALLS or _row_norm(n)
+            tail_name(callee_name(n)) in PER_SAMPLE_CALLS or _row_norm(n)
             or self._per_sample_function(callee_name(n), where) for n in calls)
         in_examples = stmt["loop"] >= 0 and any(
-            _tail(callee_name(n)) in GRAD_CALLS or is_clip_call(n)
+            tail_name(callee_name(n)) in GRAD_CALLS or is_clip_call(n)
             or self._clips(callee_name(n), where) for n in calls
         ) and self._example_loop(ctx, stmts, stmt["loop"])
         if seeded or in_examples or _touches(refs, tainted):
@@ -278,8 +276,8 @@ class HandwrittenAnalyzer:
             scope = self.index.scope(target)
             stmts = scope["stmts"] if scope else []
             self._per_sample_functions[target] = any(
-                _tail(callee_name(n)) in PER_SAMPLE_CALLS
-                or (_tail(callee_name(n)) in GRAD_CALLS and stmt["loop"] >= 0
+                tail_name(callee_name(n)) in PER_SAMPLE_CALLS
+                or (tail_name(callee_name(n)) in GRAD_CALLS and stmt["loop"] >= 0
                     and self._example_loop(target, stmts, stmt["loop"]))
                 for stmt in stmts for n in walk(stmt["e"]) if n[0] == "call")
         return self._per_sample_functions[target]
@@ -295,7 +293,7 @@ class HandwrittenAnalyzer:
                 flowing.add(node[1])
             elif tag == "call":
                 name = callee_name(node) or ""
-                if _tail(name) not in ARITH_CALLS:
+                if tail_name(name) not in ARITH_CALLS:
                     continue
                 if node[1][0] == "r" and "." in name:
                     flowing.add(name.rsplit(".", 1)[0])
@@ -334,10 +332,10 @@ class HandwrittenAnalyzer:
                         _touches(self._arith_flow(other, set()), tainted) or _noise_marker(other)
                     ) and not _touches(self._arith_flow(factor[2], set()), tainted):
                         self._add(ctx, factor[3], span, text, result)
-            elif node[0] == "call" and _tail(callee_name(node)) in ("div", "div_", "true_divide"):
+            elif node[0] == "call" and tail_name(callee_name(node)) in DIVIDE_CALLS:
                 if node[2]:
                     self._add(ctx, node[2][-1], span, text, result)
-            elif node[0] == "call" and _tail(callee_name(node)) in RECIPROCAL_CALLS:
+            elif node[0] == "call" and tail_name(callee_name(node)) in RECIPROCAL_CALLS:
                 for factor in node[2]:
                     if factor[0] == "b" and factor[1] == "/" and not _touches(
                             self._arith_flow(factor[2], set()), tainted):
@@ -347,7 +345,7 @@ class HandwrittenAnalyzer:
     def _mean_divisor(self, ctx: Ctx, stmt: dict[str, Any], clipped: set[str],
                       result: HandwrittenUpdate) -> None:
         for node in walk(stmt["e"]):
-            if node[0] == "call" and _tail(callee_name(node)) == "mean":
+            if node[0] == "call" and tail_name(callee_name(node)) == "mean":
                 base = set(self._arith_flow(node[1][1], set())) if node[1][0] == "a" else {
                     (callee_name(node) or "").rsplit(".", 1)[0]}
                 inputs = base | set().union(*(self._arith_flow(a, set()) for a in node[2]))
@@ -369,7 +367,7 @@ class HandwrittenAnalyzer:
             if node[0] != "call":
                 continue
             name = callee_name(node) or ""
-            if _tail(name) in ARITH_CALLS or not any(
+            if tail_name(name) in ARITH_CALLS or not any(
                 _touches(self._arith_flow(a, set()), noisy) for a in node[2]
             ):
                 continue

@@ -17,7 +17,7 @@ from functools import lru_cache
 from typing import Any
 
 from dpcheck.project import Project
-from dpcheck.sites.ir import IR, callee_name, walk
+from dpcheck.sites.ir import IR, callee_name, tail_name, walk
 
 Summary = dict[str, Any]
 #: Tests and vendored copies: never entry points, and their calls never feed a user pipeline.
@@ -206,13 +206,13 @@ class ProjectIndex:
             return direct
         if base == "self" or base.startswith("self."):
             return self._self_attribute(name, ctx)
-        if base.rsplit(".", 1)[-1] == ABSL_FLAGS:
+        if tail_name(base) == ABSL_FLAGS:
             return self.option(attr, ctx.path)
         owner = self.bind(base, ctx)
         if owner is None:
             return None
         if owner.kind == "assign" and owner.ir is not None and owner.ir[0] == "r" \
-                and owner.ir[1].rsplit(".", 1)[-1] == ABSL_FLAGS:
+                and tail_name(owner.ir[1]) == ABSL_FLAGS:
             return self.option(attr, ctx.path)
         if owner.kind == "param" and owner.ir is None:
             return self._param_attribute(owner, attr)
@@ -225,7 +225,7 @@ class ProjectIndex:
             value = owner.ir
             if value[0] == "call":
                 called = callee_name(value) or ""
-                tail = called.rsplit(".", 1)[-1]
+                tail = tail_name(called)
                 if tail in ARGS_PARSERS:
                     return self.option(attr, owner.ctx.path)
                 returned = self._returned_option(value, owner.ctx, attr)
@@ -268,7 +268,7 @@ class ProjectIndex:
     def parsed_option(self, call: IR, ctx: Ctx, attr: str) -> Binding | None:
         """Option ``attr`` of a ``parser.parse_args()`` call, or of ``vars()`` of parsed args
         (``main(**vars(parser.parse_args()))`` passes every option as a keyword)."""
-        tail = (callee_name(call) or "").rsplit(".", 1)[-1]
+        tail = tail_name(callee_name(call))
         if tail == "vars" and len(call[2]) == 1:
             inner = call[2][0]
             if inner[0] == "call":
@@ -296,8 +296,8 @@ class ProjectIndex:
             return None
         for stmt in scope["stmts"]:
             value = stmt["e"]
-            if stmt["k"] == "return" and value[0] == "call" and (
-                    callee_name(value) or "").rsplit(".", 1)[-1] in ARGS_PARSERS:
+            if stmt["k"] == "return" and value[0] == "call" and tail_name(
+                    callee_name(value)) in ARGS_PARSERS:
                 return self.option(attr, target.path)
         return None
 
@@ -435,10 +435,10 @@ class ProjectIndex:
                         where = Ctx(path, qual, stmt["line"])
                         if stmt["k"] == "assign" and isinstance(stmt["t"], str):
                             for name in _alias_names(stmt["e"]):
-                                self._aliases.setdefault(name.rsplit(".", 1)[-1], set()).add(
-                                    stmt["t"].rsplit(".", 1)[-1])
+                                self._aliases.setdefault(tail_name(name), set()).add(
+                                    tail_name(stmt["t"]))
                         for node in _calls(stmt["e"]):
-                            name = (callee_name(node) or "").rsplit(".", 1)[-1]
+                            name = tail_name(callee_name(node))
                             self._call_index.setdefault(name, []).append((where, node))
         return self._call_index.get(tail, [])
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from dpcheck.sites.ir import IR, callee_name
+from dpcheck.sites.ir import IR, callee_name, tail_name
 
 Number = Callable[[IR], "int | None"]
 SHAPE_KEEPING = frozenset({"Dropout", "Activation", "ReLU", "Softmax", "LeakyReLU"})
@@ -62,7 +62,7 @@ class _Walk:
         for layer in layers:
             if layer[0] != "call":
                 raise _Unknown
-            tail = (callee_name(layer) or "").rsplit(".", 1)[-1]
+            tail = tail_name(callee_name(layer))
             given = layer[3].get("input_shape", layer[3].get("shape"))
             if given is not None:
                 if given[0] != "t":

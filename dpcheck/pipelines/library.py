@@ -33,7 +33,7 @@ from dpcheck.model import Evidence, Span
 from dpcheck.pipelines.divisor import FLOORS, DivisorClassifier
 from dpcheck.pipelines.index import Ctx, ProjectIndex
 from dpcheck.sites import summarize_source
-from dpcheck.sites.ir import IR, callee_name, walk
+from dpcheck.sites.ir import IR, callee_name, tail_name, walk
 
 SummarySource = Callable[[str], "dict[str, Any] | None"]
 """Path -> that file's ``dpcheck.sites`` summary (None when the file is absent)."""
@@ -122,14 +122,14 @@ class _Reader:
         """(path, qualname, scope) of every function or method named ``tail``."""
         for path in self.project.paths:
             for qual, scope in self.scopes_of(path).items():
-                if qual.rsplit(".", 1)[-1] == tail:
+                if tail_name(qual) == tail:
                     yield path, qual, scope
 
     def expected(self) -> _Reading:
         """The kind of the library's own expected-batch-size computation (the last one read)."""
         if self._expected is None:
             readings = [self.read(stmt["e"], ctx, 0, stmt) for ctx, stmt in self.statements()
-                        if stmt["k"] == "assign" and _tail(stmt["t"]) in EXPECTED_NAMES]
+                        if stmt["k"] == "assign" and tail_name(stmt["t"]) in EXPECTED_NAMES]
             known = [r for r in readings if r.kind in ("expected", "floor-expected")]
             self._expected = known[-1] if known else _Reading(
                 "unknown", reason="no computation of the expected batch size found")
@@ -138,7 +138,7 @@ class _Reader:
     def read(self, ir: IR, ctx: Ctx, depth: int, stmt: dict[str, Any] | None = None) -> _Reading:
         """The kind of divisor ``ir`` read at ``ctx`` (``stmt``, if given, is its evidence)."""
         here = () if stmt is None else (_evidence("divisor", ctx, stmt),)
-        if stmt is not None and _tail(stmt["t"]) not in EXPECTED_NAMES and _reads_expected(ir):
+        if stmt is not None and tail_name(stmt["t"]) not in EXPECTED_NAMES and _reads_expected(ir):
             found = self.expected()
             return _Reading(found.kind, here + found.evidence, found.reason)
         dep = self.divisors.classify(ir, ctx)
@@ -164,7 +164,7 @@ class _Reader:
             return self.read(expr, Ctx(ctx.path, ctx.scope, line), depth + 1)
         if expr[0] != "call" or expr[1][0] != "r":
             return None
-        for path, qual, scope in self.scopes(expr[1][1].rsplit(".", 1)[-1]):
+        for path, qual, scope in self.scopes(tail_name(expr[1][1])):
             for stmt in scope["stmts"]:
                 if stmt["k"] == "return" and stmt["e"][0] == "t" and len(stmt["e"][1]) > position:
                     element = stmt["e"][1][position]
@@ -182,7 +182,7 @@ class _Reader:
         if name not in params or key in self._arguments:
             return self._arguments.get(key)
         self._arguments[key] = None  # a call cycle reads as unresolved
-        method = ctx.scope.rsplit(".", 1)[-1]
+        method = tail_name(ctx.scope)
         position = params.index(name) - (1 if params[:1] == ["self"] else 0)
         readings = []
         for call_ctx, node in self.calls().get(method, []):
@@ -202,7 +202,7 @@ class _Reader:
             for ctx, stmt in self.statements():
                 for node in walk(stmt["e"]):
                     if node[0] == "call" and (callee := callee_name(node)) is not None:
-                        self._calls.setdefault(callee.rsplit(".", 1)[-1], []).append((ctx, node))
+                        self._calls.setdefault(tail_name(callee), []).append((ctx, node))
         return self._calls
 
     def _element(self, ir: IR, ctx: Ctx, depth: int) -> _Reading:
@@ -223,13 +223,10 @@ class _Reader:
         return _Reading("unknown", reason=f"{ir[1]} is written with divisors of mixed kinds")
 
 
-def _tail(target: Any) -> str:
-    return target.rsplit(".", 1)[-1] if isinstance(target, str) else ""
-
 
 def _reads_expected(ir: IR) -> bool:
     """Whether a divisor reads the library's expected batch size (a name or attribute)."""
-    return any(n[0] == "r" and _tail(n[1]) in EXPECTED_NAMES for n in walk(ir))
+    return any(n[0] == "r" and tail_name(n[1]) in EXPECTED_NAMES for n in walk(ir))
 
 
 def _evidence(role: str, ctx: Ctx, stmt: dict[str, Any]) -> Evidence:
@@ -262,7 +259,7 @@ def _product(ir: IR) -> _Reading | None:
     inner = ir[2][0] if floor else ir
     if inner[0] != "b" or inner[1] != "*":
         return None
-    names = sorted(_tail(n[1]) for n in (inner[2], inner[3]) if n[0] == "r")
+    names = sorted(tail_name(n[1]) for n in (inner[2], inner[3]) if n[0] == "r")
     if len(names) == 2 and names[0].endswith("rate") and names[1].endswith("size"):
         return _Reading("floor-expected" if floor else "expected")
     return None

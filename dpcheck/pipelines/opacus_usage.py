@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dpcheck.pipelines.index import Ctx, ProjectIndex
-from dpcheck.sites.ir import IR, callee_name, walk
+from dpcheck.sites.ir import IR, callee_name, tail_name, walk
 
 ENTRY_CALLS = frozenset({"make_private", "make_private_with_epsilon"})
 #: Normalization codes of the version table -> divisor kinds of ``dpcheck.pipelines.divisor``.
@@ -45,7 +45,7 @@ def find_usage(index: ProjectIndex, scopes: Iterable[Ctx]) -> OpacusUsage | None
             for node in walk(stmt["e"]):
                 if node[0] != "call":
                     continue
-                tail = (callee_name(node) or "").rsplit(".", 1)[-1]
+                tail = tail_name(callee_name(node))
                 if tail in ENTRY_CALLS:
                     engine = _engine_of(index, node, where)
                     if engine is None or is_opacus_engine(index, engine[1], engine[0]):
@@ -68,7 +68,7 @@ def is_opacus_engine(index: ProjectIndex, call: IR, ctx: Ctx, depth: int = 0) ->
     name = callee_name(call) or ""
     binding = index.bind(name, ctx)
     if binding is None or binding.kind == "module":
-        return name.rsplit(".", 1)[-1] == "PrivacyEngine"
+        return tail_name(name) == "PrivacyEngine"
     if binding.kind != "class" or depth > 4:
         return False
     summary = index.summary(binding.ctx.path)

@@ -1,5 +1,6 @@
 """The training parameters of a pipeline (sigma, clip, batch_size, N, q, epochs, steps, delta,
-target_epsilon, dim), each resolved statically with provenance; overrides win.
+target_epsilon, dim, and for fixed-size batches drop_last as 1/0), each resolved statically with
+provenance; overrides win.
 
 Sources, in order of preference per parameter: the DP library call (``make_private`` keywords,
 the 0.x ``PrivacyEngine`` constructor), the hand-written update (noise std / clip threshold),
@@ -22,7 +23,7 @@ from dpcheck.pipelines.opacus_usage import OpacusUsage
 from dpcheck.pipelines.sampling import Sampling
 from dpcheck.pipelines.tf_privacy import KEYWORDS as TF_KEYWORDS
 from dpcheck.pipelines.values import Evaluator
-from dpcheck.sites.ir import IR, callee_name, walk
+from dpcheck.sites.ir import IR, callee_name, tail_name, walk
 
 #: Noise draws whose positional arguments are (key, shape) or (shape, mean, std), not (mean, std).
 KEY_FIRST_NORMALS = ("jax.random.", "random.normal", "tf.random.", "tensorflow.random.")
@@ -97,6 +98,9 @@ class ParamCollector:
             if not self._accumulates(scopes):
                 offer(self._resolve("batch_size", loader[3].get("batch_size"), ctx))
             offer(self._resolve("epochs", loader[3].get("epochs"), ctx))
+            if sampling.kind == "shuffle":
+                offer(self._resolve("drop_last", loader[3].get(
+                    "drop_last", loader[3].get("drop_remainder")), ctx))
             dataset = loader[2][0] if loader[2] else loader[3].get("dataset")
             if dataset is not None:
                 size = self.values.dataset_size(dataset, ctx)
@@ -228,18 +232,33 @@ class ParamCollector:
         size, batch = params.get("N"), params.get("batch_size")
         epochs = params.get("epochs")
         span = (size.span if size else None) or (batch.span if batch else None)
-        if "q" not in params and _known(size, batch):
-            if usage is not None:
-                rounds = math.ceil(size.value / batch.value)  # type: ignore[union-attr]
-                params["q"] = ParamValue("q", 1 / rounds, "derived", span,
-                                         "1/len(data_loader) = 1/ceil(N/batch_size)")
-            else:
-                params["q"] = ParamValue("q", batch.value / size.value, "derived",  # type: ignore
-                                         span, "batch_size/N")
-        if "steps" not in params and _known(size, batch, epochs):
-            rounds = math.ceil(size.value / batch.value)  # type: ignore[union-attr]
+        rounds = batches_per_epoch(params)
+        length = "floor" if _drops_last(params) else "ceil"
+        if "q" not in params and rounds and usage is not None:
+            params["q"] = ParamValue("q", 1 / rounds, "derived", span,
+                                     f"1/len(data_loader) = 1/{length}(N/batch_size)")
+        elif "q" not in params and rounds is not None and usage is None:
+            params["q"] = ParamValue("q", batch.value / size.value, "derived",  # type: ignore
+                                     span, "batch_size/N")
+        if "steps" not in params and rounds and _known(epochs):
             params["steps"] = ParamValue("steps", epochs.value * rounds, "derived",  # type: ignore
-                                         span, "epochs*ceil(N/batch_size)")
+                                         span, f"epochs*{length}(N/batch_size)")
+
+
+def batches_per_epoch(params: Mapping[str, ParamValue]) -> int | None:
+    """M, the fixed-size batches of one epoch: ceil(N / batch_size), or floor(N / batch_size)
+    when the loader drops the last partial batch (``drop_last=True``, tf.data's
+    ``drop_remainder=True``); None unless N and the batch size are known."""
+    size, batch = params.get("N"), params.get("batch_size")
+    if not _known(size, batch):
+        return None
+    ratio = size.value / batch.value  # type: ignore[union-attr,operator]
+    return math.floor(ratio) if _drops_last(params) else math.ceil(ratio)
+
+
+def _drops_last(params: Mapping[str, ParamValue]) -> bool:
+    drop = params.get("drop_last")
+    return drop is not None and bool(drop.value)
 
 
 def _known(*params: ParamValue | None) -> bool:
@@ -252,7 +271,7 @@ def _derived(name: str, value: float, span: Span) -> ParamValue:
 
 def _clip_threshold(call: IR) -> IR | None:
     """C of ``clip_grad_norm_(ps, C)``, ``min(1, C/norm)``, ``max(1, norm/C)``, ``clamp(max=C)``."""
-    name = (callee_name(call) or "").rsplit(".", 1)[-1]
+    name = tail_name(callee_name(call))
     if name.startswith("clip_") or name.startswith("clip_by"):
         return call[3].get("max_norm", call[3].get("clip_norm",
                            call[2][1] if len(call[2]) > 1 else None))

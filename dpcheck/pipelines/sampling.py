@@ -14,17 +14,15 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from dpcheck.model import Evidence, Span
-from dpcheck.pipelines.divisor import DivisorClassifier
+from dpcheck.pipelines.divisor import BERNOULLI, UNIFORM, DivisorClassifier
 from dpcheck.pipelines.index import Binding, Ctx, ProjectIndex
 from dpcheck.pipelines.values import Evaluator
-from dpcheck.sites.ir import IR, callee_name, walk
+from dpcheck.sites.ir import IR, callee_name, tail_name, walk
 
 POISSON_SAMPLERS = frozenset({"UniformWithReplacementSampler", "DPDataLoader",
                               "from_data_loader", "DistributedUniformWithReplacementSampler"})
 SHUFFLE_SAMPLERS = frozenset({"RandomSampler", "DistributedSampler", "SubsetRandomSampler"})
-BERNOULLI = frozenset({"bernoulli", "binomial"})
 PERMUTATIONS = frozenset({"permutation", "randperm", "shuffle"})
-UNIFORM = frozenset({"rand", "random", "uniform", "random_sample"})
 #: Receivers whose ``shuffle(x)`` permutes ``x`` in place (anything else is a tf.data dataset).
 RANDOM_MODULES = ("random", "rng", "generator", "np", "numpy")
 _EVAL_NAME = re.compile(r"(test|val|eval|valid)", re.I)
@@ -43,9 +41,6 @@ class Sampling:
     population: tuple[Ctx, IR] | None = None
     batch: tuple[Ctx, IR] | None = None
 
-
-def _tail(node: IR) -> str:
-    return (callee_name(node) or "").rsplit(".", 1)[-1]
 
 
 def _span(ctx: Ctx, node: IR | None, stmt: dict[str, Any]) -> Span:
@@ -115,7 +110,7 @@ class SamplingAnalyzer:
                 return Sampling(note=f"{ir[1]} is not bound to a loader dpcheck can follow")
             value = binding.ir
             where = replace(binding.ctx, line=binding.line)
-            if binding.index and value[0] == "call" and _tail(value) in (
+            if binding.index and value[0] == "call" and tail_name(callee_name(value)) in (
                     "make_private", "make_private_with_epsilon"):
                 return self._opacus(value, where, depth)
             if binding.index:
@@ -126,7 +121,7 @@ class SamplingAnalyzer:
             return self.loader(value, where, depth + 1)
         if ir[0] != "call":
             return Sampling(note="loader expression not followed")
-        tail = _tail(ir)
+        tail = tail_name(callee_name(ir))
         span = Span(ctx.path, *ir[4])
         if tail in POISSON_SAMPLERS:
             return Sampling("poisson", [Evidence("sampler", span, f"{tail}: Poisson sampling")],
@@ -137,7 +132,8 @@ class SamplingAnalyzer:
         if tail == "DataLoader":
             return self._data_loader(ir, ctx, span, depth)
         if tail == "batch":
-            chain = [n for n in walk(ir) if n[0] == "call" and _tail(n) == "shuffle"]
+            chain = [n for n in walk(ir)
+                     if n[0] == "call" and tail_name(callee_name(n)) == "shuffle"]
             if chain:
                 buffer = shuffle_buffer(chain[0])
                 extra = [self._buffer_evidence(ctx, chain[0], None, buffer)] if buffer else []
@@ -209,7 +205,7 @@ class SamplingAnalyzer:
             if sampler[0] == "r":
                 binding = self.index.attribute(sampler[1], ctx)
                 sampler = binding.ir if binding is not None and binding.ir else sampler
-            tail = _tail(sampler) if sampler[0] == "call" else ""
+            tail = tail_name(callee_name(sampler)) if sampler[0] == "call" else ""
             if tail in POISSON_SAMPLERS:
                 return Sampling("poisson", [Evidence("sampler", span,
                                                      f"DataLoader({key}={tail}): Poisson")],
@@ -272,7 +268,7 @@ class SamplingAnalyzer:
         found: list[Sampling] = []
         steps = self.index.loop_count(ctx, stmt)
         for node in walk(stmt["e"]):
-            if node[0] == "call" and _tail(node) in BERNOULLI:
+            if node[0] == "call" and tail_name(callee_name(node)) in BERNOULLI:
                 rate, population = _bernoulli_arguments(node)
                 found.append(Sampling("poisson", [Evidence("sampler", _span(ctx, node, stmt),
                                                            "Bernoulli mask: Poisson sampling")],
@@ -283,19 +279,20 @@ class SamplingAnalyzer:
                     Evidence("sampler", _span(ctx, node, stmt),
                              "tf.data .shuffle(): shuffled fixed-size batches"),
                     self._buffer_evidence(ctx, node, stmt, buffer)]))
-            elif node[0] == "call" and _tail(node) in PERMUTATIONS:
+            elif node[0] == "call" and tail_name(callee_name(node)) in PERMUTATIONS:
                 found.append(Sampling("shuffle", [Evidence(
                     "sampler", _span(ctx, node, stmt), "permutation then fixed-size slices")],
                     population=(ctx, node[2][0]) if node[2] else None,
                     batch=self._slice_width(ctx)))
             elif node[0] == "cmp" and node[1] in ("<", "<=") and node[2][0] == "call" \
-                    and _tail(node[2]) in UNIFORM:
+                    and tail_name(callee_name(node[2])) in UNIFORM:
                 draw = node[2]
                 found.append(Sampling("poisson", [Evidence(
                     "sampler", _span(ctx, draw, stmt), "uniform draw < q: Poisson sampling")],
                     rate=(ctx, node[3]), steps=steps,
                     population=(ctx, draw[2][0]) if draw[2] else None))
-            elif node[0] == "call" and _tail(node) == "fit" and "batch_size" in node[3]:
+            elif node[0] == "call" and tail_name(callee_name(node)) == "fit" \
+                    and "batch_size" in node[3]:
                 found.append(Sampling("shuffle", [Evidence(
                     "sampler", _span(ctx, node, stmt), "Keras fit(batch_size=...): shuffled "
                     "fixed-size batches")], (ctx, node)))
@@ -306,7 +303,7 @@ def shuffle_buffer(node: IR) -> IR | None:
     """The buffer size of a tf.data ``dataset.shuffle(buffer_size)`` call, None for any other
     call (``np.random.shuffle(x)``, ``random.shuffle(x)`` and ``rng.shuffle(x)`` shuffle
     their argument in place)."""
-    if _tail(node) != "shuffle":
+    if tail_name(callee_name(node)) != "shuffle":
         return None
     if "buffer_size" in node[3]:
         return node[3]["buffer_size"]
@@ -321,9 +318,10 @@ def shuffle_buffer(node: IR) -> IR | None:
 def _bernoulli_arguments(node: IR) -> tuple[IR | None, IR | None]:
     """(q, N) of ``np.random.binomial(1, q, N)`` or ``torch.bernoulli(torch.full((N,), q))``."""
     args = node[2]
-    if _tail(node) == "binomial" and len(args) > 2:
+    if tail_name(callee_name(node)) == "binomial" and len(args) > 2:
         return args[1], args[2]
-    if args and args[0][0] == "call" and _tail(args[0]) in ("full", "ones") and args[0][2]:
+    if args and args[0][0] == "call" and tail_name(callee_name(args[0])) in ("full", "ones") \
+            and args[0][2]:
         shape = args[0][2][0]
         size = shape[1][0] if shape[0] == "t" and len(shape[1]) == 1 else shape
         rate = args[0][2][1] if len(args[0][2]) > 1 else args[0][3].get("fill_value")

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dpcheck.pipelines.divisor import DivisorClassifier
 from dpcheck.pipelines.index import Ctx, ProjectIndex
 from dpcheck.pipelines.values import Evaluator
-from dpcheck.sites.ir import IR, callee_name, walk
+from dpcheck.sites.ir import IR, callee_name, tail_name, walk
 
 OPTIMIZER_PREFIXES = ("DPKeras", "DPGradientDescent", "DPAdam", "DPAdagrad", "VectorizedDPKeras")
 KEYWORDS = {"sigma": "noise_multiplier", "clip": "l2_norm_clip"}
@@ -29,7 +29,7 @@ def find_optimizer(index: ProjectIndex, scopes: Iterable[Ctx]) -> tuple[Ctx, IR]
             for node in walk(stmt["e"]):
                 if node[0] != "call":
                     continue
-                tail = (callee_name(node) or "").rsplit(".", 1)[-1]
+                tail = tail_name(callee_name(node))
                 if tail.startswith(OPTIMIZER_PREFIXES) and tail.endswith("Optimizer"):
                     return Ctx(ctx.path, ctx.scope, stmt["line"]), node
     return None

@@ -17,7 +17,7 @@ from typing import Any
 
 from dpcheck.model import ParamValue, Span
 from dpcheck.pipelines.index import Binding, Ctx, ProjectIndex
-from dpcheck.sites.ir import IR, callee_name
+from dpcheck.sites.ir import IR, callee_name, tail_name
 
 Number = int | float
 _FUNCS = {
@@ -92,6 +92,8 @@ class Evaluator:
         tag = ir[0]
         if tag == "n" and isinstance(ir[1], (int, float)) and not isinstance(ir[1], bool):
             return Value(ir[1], "literal", ctx.path, ctx.line)
+        if tag == "c" and isinstance(ir[1], bool):
+            return Value(int(ir[1]), "literal", ctx.path, ctx.line)
         if tag == "r":
             binding = self.index.attribute(ir[1], ctx)
             return self.binding(binding, depth) if binding else None
@@ -195,7 +197,8 @@ class Evaluator:
             if binding is None or binding.kind != "assign" or binding.ir is None or binding.index:
                 return None
             return self._rows(binding.ir, replace(binding.ctx, line=binding.line), depth + 1)
-        if tensor[0] != "call" or _tail(tensor) not in TENSOR_FACTORIES or not tensor[2]:
+        if tensor[0] != "call" or not tensor[2] \
+                or tail_name(callee_name(tensor)) not in TENSOR_FACTORIES:
             return None
         shape = tensor[2][0]
         first = shape[1][0] if shape[0] == "t" and shape[1] else shape
@@ -212,7 +215,7 @@ class Evaluator:
             return self.dataset_size(ir[2], ctx, depth + 1)
         if tag == "call" and ir[1][0] == "a" and ir[1][2] in VIEW_METHODS:
             return self.dataset_size(ir[1][1], ctx, depth + 1)
-        if tag == "call" and ir[1][0] == "r" and ir[1][1].rsplit(".", 1)[-1] in VIEW_METHODS:
+        if tag == "call" and ir[1][0] == "r" and tail_name(ir[1][1]) in VIEW_METHODS:
             return self.dataset_size(["r", ir[1][1].rsplit(".", 1)[0]], ctx, depth + 1)
         if tag != "r":
             return None
@@ -224,9 +227,10 @@ class Evaluator:
             return None
         value = binding.ir
         where = replace(binding.ctx, line=binding.line)
-        if value[0] != "call" or binding.index is None and _tail(value) in VIEW_METHODS:
+        if value[0] != "call" or (binding.index is None
+                                  and tail_name(callee_name(value)) in VIEW_METHODS):
             return self.dataset_size(value, where, depth + 1) if binding.index is None else None
-        if binding.index is None and _tail(value) == "TensorDataset" and value[2]:
+        if binding.index is None and tail_name(callee_name(value)) == "TensorDataset" and value[2]:
             return self._rows(value[2][0], where, depth + 1)
         known = known_dataset(value, binding.index)
         if known is None:
@@ -239,6 +243,3 @@ class Evaluator:
 
 TENSOR_FACTORIES = frozenset({"randn", "rand", "zeros", "ones", "empty", "full"})
 
-
-def _tail(call: IR) -> str:
-    return (callee_name(call) or "").rsplit(".", 1)[-1]

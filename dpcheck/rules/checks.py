@@ -6,11 +6,12 @@ Each check says why (evidence), anchored where the catalog says: the update (DP1
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterator
 
 from dpcheck.model import Finding, ParamValue, Pipeline, Severity, Span
+from dpcheck.pipelines.params import batches_per_epoch
 from dpcheck.pipelines.versions import resolve_opacus
+from dpcheck.privacy.shuffle import sigma_threshold
 from dpcheck.project import Project
 
 NORMALIZED = ("ASGM", "EASGM", "FEASGM")
@@ -79,18 +80,15 @@ def dp103(pipeline: Pipeline, project: Project) -> Iterator[tuple[str, Span, str
 
 
 def dp104(pipeline: Pipeline, project: Project) -> Iterator[tuple[str, Span, str]]:
-    """Shuffle sampling with sigma below 1/sqrt(2 ln M)."""
+    """Shuffle sampling with sigma below 1/sqrt(2 ln M), M the batches per epoch (floor(N/b)
+    with ``drop_last``, else ceil(N/b))."""
     if pipeline.sampling != "shuffle":
         return
-    sigma, size, batch = (pipeline.params.get(k) for k in ("sigma", "N", "batch_size"))
-    if sigma is None or size is None or batch is None:
+    sigma = pipeline.params.get("sigma")
+    rounds = batches_per_epoch(pipeline.params)
+    if sigma is None or sigma.value is None or rounds is None or rounds < 2:
         return
-    if sigma.value is None or size.value is None or not batch.value:
-        return
-    rounds = math.ceil(size.value / batch.value)
-    if rounds < 2:
-        return
-    threshold = 1 / math.sqrt(2 * math.log(rounds))
+    threshold = sigma_threshold(rounds)
     if sigma.value < threshold:
         span = _anchor(pipeline, "noise") or sigma.span or Span(pipeline.path, pipeline.line)
         yield "DP104", span, (

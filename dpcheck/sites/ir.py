@@ -12,7 +12,8 @@ trees: they read expressions in this encoding. Every node is a list whose first 
 * ``["cmp", op, left, right]`` comparison (first operator only)
 * ``["i", value, index]`` subscript (index ``["slice"]`` for slices and multi-dimensional keys)
 * ``["t", [items]]`` tuple/list/set; ``["d", [[key, value], ...]]`` dict
-* ``["comp", element, [bound names], [iterables]]`` list/set/dict comprehension, generator
+* ``["comp", element, [bound names], [iterables], filtered]`` list/set/dict comprehension,
+  generator; ``filtered`` says whether an ``if`` clause drops items
 * ``["?", kind, ...]`` anything else, opaque on purpose; lambdas, f-strings, conditional and
   boolean expressions, ``yield``, ``yield from`` and ``await`` keep their sub-expressions as
   children
@@ -182,7 +183,8 @@ class Encoder:
         element = node.value if isinstance(node, ast.DictComp) else node.elt
         targets = [name for g in node.generators for name in target_names(g.target)]
         iters = [self.encode(g.iter, depth) for g in node.generators]
-        return ["comp", self.encode(element, depth), targets, iters]
+        filtered = any(g.ifs for g in node.generators)
+        return ["comp", self.encode(element, depth), targets, iters, filtered]
 
 
 def target_names(node: ast.AST) -> list[str]:
@@ -263,3 +265,10 @@ def callee_name(ir: IR) -> str | None:
     if callee[0] == "a":
         return "?." + str(callee[2])
     return None
+
+
+def tail_name(name: object) -> str:
+    """The last component of a dotted name (``normal`` of ``torch.normal``, ``?.normal_``);
+    "" for anything that is not a name (no callee, an unpacking target list), so callers can
+    compare the result with tails directly."""
+    return name.rsplit(".", 1)[-1] if isinstance(name, str) else ""

@@ -19,9 +19,9 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from dpcheck.sites.ir import BINOPS, IR, Encoder, Source, dotted, walk
+from dpcheck.sites.ir import BINOPS, IR, Encoder, Source, dotted, tail_name, walk
 
-SUMMARY_VERSION = 3
+SUMMARY_VERSION = 4
 
 #: Callee name tails whose presence makes a statement worth keeping the source text of.
 SITE_TAILS: frozenset[str] = frozenset(
@@ -39,9 +39,6 @@ OPTION_CALLS = frozenset({"add_argument", "option", "DEFINE_float", "DEFINE_inte
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
-
-def _tail(name: str | None) -> str:
-    return name.rsplit(".", 1)[-1] if name else ""
 
 
 def _target(node: ast.AST) -> Any:
@@ -79,7 +76,7 @@ class _Collector:
 
     # -- calls seen while encoding -------------------------------------------------------
     def _on_call(self, callee: str | None, ir: IR) -> None:
-        tail = _tail(callee)
+        tail = tail_name(callee)
         if tail in SITE_TAILS:
             self._interesting = True
         if tail in OPTION_CALLS:
@@ -91,7 +88,7 @@ class _Collector:
         kwargs: dict[str, IR] = ir[3]
         default = kwargs.get("default")
         dest_ir = kwargs.get("dest")
-        if _tail(ir[1][1] if ir[1][0] == "r" else None).startswith("DEFINE"):
+        if tail_name(ir[1][1] if ir[1][0] == "r" else None).startswith("DEFINE"):
             if not strings:
                 return
             dest = strings[0]

@@ -143,3 +143,24 @@ class Net(nn.Module):
 def test_unknown_layer_makes_the_size_unknown(tmp_path: Path) -> None:
     params = _params(tmp_path, model="torch.nn.Sequential(torch.nn.Linear(4, 4), CustomLayer())")
     assert "dim" not in params
+
+
+@pytest.mark.parametrize(("drop_last", "rounds"), [("True", 50000 // 128),
+                                                   ("False", -(-50000 // 128))])
+def test_fixed_batches_with_drop_last_count_floor_n_over_b(
+    tmp_path: Path, drop_last: str, rounds: int
+) -> None:
+    """Opacus with ``poisson_sampling=False`` keeps the loader: len(loader) = floor(N/B) when it
+    drops the last partial batch, ceil(N/B) otherwise; q = 1/len(loader)."""
+    code = OPACUS_SCRIPT.format(imports="", dataset="CIFAR10", train="True", sigma="1.3",
+                                model="torch.nn.Linear(10, 2)")
+    code = code.replace("batch_size=args.batch_size)",
+                        "batch_size=args.batch_size, drop_last=DROP_LAST)")
+    code = code.replace("data_loader=loader,", "data_loader=loader, poisson_sampling=False,")
+    code = f"DROP_LAST = {drop_last}\n" + code
+    [pipeline] = pipelines_of(tmp_path, {"train.py": code, "requirements.txt": REQUIREMENTS})
+    params = pipeline.params
+    assert pipeline.sampling == "shuffle"
+    assert (params["drop_last"].value, params["drop_last"].span.line) == (drop_last == "True", 1)
+    assert params["q"].value == pytest.approx(1 / rounds, rel=1e-12)
+    assert params["steps"].value == 7 * rounds

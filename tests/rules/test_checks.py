@@ -37,10 +37,11 @@ for epoch in range(2):
 
 
 def _findings(tmp_path: Path, sigma: float, batch: int = 64, rate: str = "BATCH / 60000",
-              reported: frozenset[str] | None = None):
-    project = make_project(tmp_path, {"train.py": SHUFFLED.format(sigma=sigma, batch=batch,
-                                                                  rate=rate)},
-                           reported=reported)
+              reported: frozenset[str] | None = None, drop_last: bool | None = None):
+    code = SHUFFLED.format(sigma=sigma, batch=batch, rate=rate)
+    if drop_last is not None:
+        code = code.replace("shuffle=True)", f"shuffle=True, drop_last={drop_last})")
+    project = make_project(tmp_path, {"train.py": code}, reported=reported)
     return evaluate(build_pipelines(project), project)
 
 
@@ -88,3 +89,17 @@ def test_findings_only_in_reported_files_and_with_catalog_severity(tmp_path: Pat
     catalog = load_catalog()
     for finding in _findings(tmp_path / "b", 0.1):
         assert finding.severity == catalog.get(finding.rule).severity
+
+
+def test_dp104_counts_batches_per_epoch_with_drop_last(tmp_path: Path) -> None:
+    """60000 examples in batches of 7000: M = ceil = 9 batches, or floor = 8 with drop_last.
+    A sigma between the two thresholds fires only when the last partial batch is dropped."""
+    low, high = _threshold(9), _threshold(8)
+    sigma = round((low + high) / 2, 4)
+    assert low < sigma < high
+    kept = {f.rule for f in _findings(tmp_path / "kept", sigma, 7000, drop_last=False)}
+    default = {f.rule for f in _findings(tmp_path / "default", sigma, 7000)}
+    dropped = [f for f in _findings(tmp_path / "dropped", sigma, 7000, drop_last=True)]
+    assert "DP104" not in kept and "DP104" not in default
+    dp104 = next(f for f in dropped if f.rule == "DP104")
+    assert "M = 8 " in dp104.message
