@@ -27,7 +27,8 @@ from dpcheck.audit.setting import AuditSetting
 
 NEGLIGIBLE_LOG_WEIGHT = 60.0
 """Batch sizes whose binomial weight is below e⁻⁶⁰ of the mode are left out of the mixtures."""
-SCORE_BLOCK = 4096
+SCORE_ELEMENTS = 1 << 22
+"""Trial × component log densities held at once while scoring (32 MiB of float64)."""
 
 
 @dataclass(frozen=True)
@@ -82,12 +83,14 @@ class LikelihoodRatioDistinguisher:
         self.d_world, self.d_prime_world = world_mixtures(setting)
 
     def score(self, stats: ReleaseStats) -> NDArray[np.float64]:
-        """One score per trial, computed in blocks to bound the (trials × components) memory."""
+        """One score per trial, computed in blocks of trials to bound the (trials × components)
+        memory, which grows with N."""
+        components = max(len(self.d_world.mean), len(self.d_prime_world.mean))
+        step = max(1, SCORE_ELEMENTS // components)
         blocks = []
-        for start in range(0, len(stats), SCORE_BLOCK):
-            part = ReleaseStats(
-                stats.first[start : start + SCORE_BLOCK], stats.sq_norm[start : start + SCORE_BLOCK]
-            )
+        for start in range(0, len(stats), step):
+            rows = slice(start, start + step)
+            part = ReleaseStats(stats.first[rows], stats.sq_norm[rows])
             blocks.append(
                 self.d_prime_world.log_density(part, self.dim)
                 - self.d_world.log_density(part, self.dim)

@@ -19,12 +19,13 @@ from typing import Any
 import numpy as np
 from scipy.stats import binom
 
-from dpcheck.audit.setting import AUDIT_MECHANISMS, AuditSetting
+from dpcheck.audit.setting import AUDIT_MECHANISMS, AuditSetting, check_rate
 from dpcheck.errors import DpcheckError, ParameterError
 
 MIN_PREFIX = 6
 MAX_CANDIDATE_N = 10_000
 DEFAULT_CLIP = 1.0
+INTEGER_PARAMS = frozenset({"dim", "N", "batch_size"})
 
 
 @dataclass(frozen=True)
@@ -38,44 +39,91 @@ class Overrides:
     dim: int | None = None
 
 
-def load_finding(scan_json: Path, fingerprint: str) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The finding whose fingerprint is (or starts with) ``fingerprint``, and its pipeline."""
+def _read_report(scan_json: Path) -> Any:
+    """The parsed JSON of ``--scan-json``, or an error naming the file."""
     try:
-        report = json.loads(scan_json.read_text(encoding="utf-8"))
+        return json.loads(scan_json.read_text(encoding="utf-8"))
     except OSError as exc:
         raise DpcheckError(f"--scan-json {scan_json}: cannot read it ({exc.strerror})") from exc
-    except json.JSONDecodeError as exc:
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise DpcheckError(f"--scan-json {scan_json}: not valid JSON ({exc})") from exc
+
+
+def _objects(scan_json: Path, report: dict[str, Any], key: str) -> list[dict[str, Any]]:
+    """``report[key]``, which must be a list of JSON objects."""
+    items = report.get(key)
+    if not isinstance(items, list) or not all(isinstance(item, dict) for item in items):
         raise DpcheckError(
-            f"--scan-json {scan_json}: not valid JSON ({exc.msg}, line {exc.lineno})"
-        ) from exc
-    if not isinstance(report, dict) or not isinstance(report.get("findings"), list):
-        raise DpcheckError(
-            f"--scan-json {scan_json}: no 'findings' list; is it a scan JSON report?"
+            f"--scan-json {scan_json}: '{key}' must be a list of objects, got "
+            f"{json.dumps(items)[:60]}; is it a `dpcheck scan --format json` report?"
         )
+    return items
+
+
+def _finite_number(value: object) -> bool:
+    """A JSON number that converts to a finite float (not a bool, not ±Infinity or NaN)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
+
+
+def _check_params(scan_json: Path, index: int, pipeline: dict[str, Any]) -> None:
+    """Each ``params`` entry must be an object whose ``value`` is a finite number or null, and
+    a whole number for the counts in INTEGER_PARAMS."""
+    params = pipeline.get("params", {})
+    where = f"--scan-json {scan_json}: pipelines[{index}].params"
+    if not isinstance(params, dict):
+        raise DpcheckError(f"{where} must be an object, got {json.dumps(params)[:60]}")
+    for name, entry in params.items():
+        value = entry.get("value") if isinstance(entry, dict) else entry
+        if not isinstance(entry, dict) or not (value is None or _finite_number(value)):
+            raise DpcheckError(
+                f"{where}.{name} must be an object with a finite numeric 'value' (or null), "
+                f"got {json.dumps(entry)[:60]}"
+            )
+        if name in INTEGER_PARAMS and isinstance(value, float) and not value.is_integer():
+            raise DpcheckError(f"{where}.{name}.value must be a whole number, got {value!r}")
+
+
+def load_finding(scan_json: Path, fingerprint: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The finding whose fingerprint is (or starts with) ``fingerprint``, and its pipeline.
+
+    The report's shape is checked on the way, so a malformed file is named with its bad key."""
+    report = _read_report(scan_json)
+    if not isinstance(report, dict):
+        raise DpcheckError(
+            f"--scan-json {scan_json}: not a JSON object; is it a scan JSON report?"
+        )
+    findings = _objects(scan_json, report, "findings")
+    all_pipelines = _objects(scan_json, report, "pipelines")
     if len(fingerprint) < MIN_PREFIX:
         raise DpcheckError(f"--finding {fingerprint!r}: give at least {MIN_PREFIX} characters")
-    matches = [
-        f for f in report["findings"] if str(f.get("fingerprint", "")).startswith(fingerprint)
-    ]
+    matches = [f for f in findings if str(f.get("fingerprint", "")).startswith(fingerprint)]
     if len(matches) != 1:
         problem = "matches no finding" if not matches else f"matches {len(matches)} findings"
         raise DpcheckError(f"--finding {fingerprint}: {problem} in {scan_json}")
     finding = matches[0]
     pipelines = [
-        p for p in report.get("pipelines", [])
+        (index, p) for index, p in enumerate(all_pipelines)
         if p.get("entry") == finding.get("pipeline")
     ]
-    same_file = [p for p in pipelines if p.get("path") == finding.get("path")]
+    same_file = [(index, p) for index, p in pipelines if p.get("path") == finding.get("path")]
     chosen = same_file or pipelines
     if not chosen:
         raise DpcheckError(
             f"--finding {fingerprint}: its pipeline {finding.get('pipeline')!r} "
             f"is not in {scan_json}"
         )
-    return finding, chosen[0]
+    index, pipeline = chosen[0]
+    _check_params(scan_json, index, pipeline)
+    return finding, pipeline
 
 
 def _param(pipeline: dict[str, Any], name: str) -> float | None:
+    """The value of a parameter already checked by :func:`_check_params`, if resolved."""
     entry = pipeline.get("params", {}).get(name)
     value = entry.get("value") if isinstance(entry, dict) else None
     return float(value) if isinstance(value, (int, float)) else None
@@ -131,6 +179,7 @@ def setting_from_finding(
         batch, size = _param(pipeline, "batch_size"), _param(pipeline, "N")
         q = batch / size if batch is not None and size else None
     q = _required(q, "q", fingerprint)
+    check_rate(q)
     sigma = _required(
         overrides.sigma if overrides.sigma is not None else _param(pipeline, "sigma"),
         "sigma", fingerprint,

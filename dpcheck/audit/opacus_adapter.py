@@ -64,10 +64,27 @@ def loader_batch_size(setting: AuditSetting) -> int:
     )
 
 
+def check_opacus_memory(setting: AuditSetting, device: torch.device) -> None:
+    """Refuse a pair whose N+1 rows of n coordinates exceed the device's chunk budget.
+
+    Unlike the reference mechanism, Opacus needs whole rows at once: the dataset, its
+    per-sample gradients and an n-parameter model are all held in memory."""
+    limit = CHUNK_ELEMENTS[device.type]
+    held = (setting.N + 1) * setting.dim
+    if held > limit:
+        raise ParameterError(
+            f"--dim {setting.dim} with --N {setting.N}: the Opacus implementation holds the "
+            f"N+1 dataset rows and their per-sample gradients whole ({held:,} coordinates, "
+            f"limit {limit:,} on {device.type}); lower --dim or use --implementation reference, "
+            "which draws long rows in blocks"
+        )
+
+
 def run_opacus(
     setting: AuditSetting, trials: int, seed: int, device: torch.device
 ) -> tuple[ReleaseStats, ReleaseStats, str]:
     """Releases of ``trials`` Opacus steps on D and on D′, and the Opacus version that ran."""
+    check_opacus_memory(setting, device)
     opacus = installed_opacus()
     version = str(opacus.__version__)
     if version.startswith("0."):

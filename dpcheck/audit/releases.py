@@ -37,11 +37,15 @@ class ReleaseStats:
         )
 
 
+def squared_norms(block: torch.Tensor) -> torch.Tensor:
+    """Each row's squared norm, accumulated in float64 (a row may hold millions of terms)."""
+    return torch.linalg.vector_norm(block, dim=1, dtype=torch.float64).square()
+
+
 def release_stats(releases: torch.Tensor) -> ReleaseStats:
-    """Reduce a (trials, n) block of releases to (x₁, ‖x‖²), accumulating the norm in float64."""
-    sq_norm = torch.linalg.vector_norm(releases, dim=1, dtype=torch.float64).square()
+    """Reduce a (trials, n) block of whole releases to (x₁, ‖x‖²)."""
     return ReleaseStats(
-        releases[:, 0].to(torch.float64).cpu().numpy(), sq_norm.cpu().numpy()
+        releases[:, 0].to(torch.float64).cpu().numpy(), squared_norms(releases).cpu().numpy()
     )
 
 

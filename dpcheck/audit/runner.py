@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any
 
 import numpy as np
@@ -25,6 +26,13 @@ from dpcheck.errors import ParameterError
 
 IMPLEMENTATIONS: tuple[str, ...] = ("reference", "opacus")
 MIN_TRIALS = 20
+MAX_TRIALS = 1_000_000
+"""Per-trial statistics, scores and sorted copies (~100 bytes a trial) are held in memory."""
+MAX_SEED = 2**63 - 2
+"""torch seeds are 64-bit; the Opacus adapter also uses ``seed + 1``."""
+MAX_COORDINATES: dict[str, int] = {"cpu": 10**11, "cuda": 10**13}
+"""Gaussian coordinates drawn per dataset (trials × n): about 11 minutes of sampling per dataset
+on the 2-core CPU (~1.5·10⁸ a second, bench/RESULTS.md), about 3 on one H200 (~6·10¹⁰)."""
 
 
 @dataclass(frozen=True)
@@ -44,9 +52,27 @@ class AuditOptions:
                 f"--implementation must be one of {', '.join(IMPLEMENTATIONS)}, "
                 f"got {self.implementation!r}"
             )
-        if self.trials < MIN_TRIALS:
-            raise ParameterError(f"--trials must be at least {MIN_TRIALS}, got {self.trials}")
+        if not (MIN_TRIALS <= self.trials <= MAX_TRIALS):
+            raise ParameterError(
+                f"--trials must lie in [{MIN_TRIALS}, {MAX_TRIALS:,}] (each trial's statistics "
+                f"are kept in memory), got {self.trials}"
+            )
+        if not (0 <= self.seed <= MAX_SEED):
+            raise ParameterError(f"--seed must lie in [0, {MAX_SEED}], got {self.seed}")
         check_confidence(self.confidence)
+
+
+def check_workload(setting: AuditSetting, options: AuditOptions) -> None:
+    """Refuse an audit whose trials × n Gaussian coordinates would run for hours."""
+    limit = MAX_COORDINATES.get(options.device, MAX_COORDINATES["cpu"])
+    coordinates = options.trials * setting.dim
+    if coordinates > limit:
+        raise ParameterError(
+            f"--trials {options.trials} x --dim {Decimal(setting.dim):.4g} = "
+            f"{Decimal(coordinates):.3g} Gaussian coordinates per dataset exceeds the "
+            f"{options.device} limit of {limit:.0e} (minutes of sampling per dataset already); "
+            "lower --trials or --dim"
+        )
 
 
 @dataclass(frozen=True)
@@ -128,6 +154,7 @@ def run_audit(
     setting: AuditSetting, options: AuditOptions, notes: list[str] | None = None
 ) -> AuditResult:
     """Audit ``setting`` against its claimed one-step SGM guarantee."""
+    check_workload(setting, options)
     claim = claimed_sgm(setting, options.delta)
     null_stats, alt_stats, version = _simulate(setting, options)
     distinguisher = LikelihoodRatioDistinguisher(setting)

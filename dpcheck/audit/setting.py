@@ -19,6 +19,15 @@ from dpcheck.errors import ParameterError
 AUDIT_MECHANISMS: tuple[str, ...] = ("SGM", "ASGM", "EASGM", "FEASGM")
 RAW_GRADIENT_NORM_FACTOR = 2.0
 """Records' raw gradients have norm 2C, so clipping really acts on them."""
+MAX_N = 1_000_000
+"""Largest |D|: the divisor of every batch size 0..N+1 and the mixtures over them are tabulated,
+and an audit is tightest on tiny datasets anyway."""
+
+
+def check_rate(q: float) -> None:
+    """Reject a sampling rate outside (0, 1] (NaN included)."""
+    if not (0.0 < q <= 1.0):
+        raise ParameterError(f"--q must lie in (0, 1], got {q!r}")
 
 
 @dataclass(frozen=True)
@@ -41,10 +50,12 @@ class AuditSetting:
                 f"mechanism {self.mechanism!r} cannot be audited; choose one of "
                 f"{', '.join(m.lower() for m in AUDIT_MECHANISMS)}"
             )
-        if not (isinstance(self.N, int) and self.N >= 1):
-            raise ParameterError(f"--N must be an integer >= 1, got {self.N!r}")
-        if not (0.0 < self.q <= 1.0):
-            raise ParameterError(f"--q must lie in (0, 1], got {self.q!r}")
+        if not (isinstance(self.N, int) and 1 <= self.N <= MAX_N):
+            raise ParameterError(
+                f"--N must be an integer in [1, {MAX_N:,}] (the audit tabulates every batch "
+                f"size of D; audits are tightest on tiny datasets), got {self.N!r}"
+            )
+        check_rate(self.q)
         if not (self.sigma > 0.0 and math.isfinite(self.sigma)):
             raise ParameterError(f"--sigma must be a positive number, got {self.sigma!r}")
         if not (self.clip > 0.0 and math.isfinite(self.clip)):

@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -76,3 +77,52 @@ def test_without_torch_help_works_and_audit_asks_for_the_extra() -> None:
                           env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=60)
     assert done.returncode == 2
     assert "install 'dpcheck[audit]'" in done.stderr
+
+
+@pytest.mark.parametrize(
+    "argv,named",
+    [
+        (["--trials", "0"], "--trials must lie in [20, 1,000,000]"),
+        (["--trials", "-5"], "--trials must lie in"),
+        (["--trials", "10000000000"], "--trials must lie in"),
+        (["--confidence", "1"], "--confidence must lie in (0, 1)"),
+        (["--confidence", "-0.5"], "--confidence must lie in (0, 1)"),
+        (["--delta", "0"], "--delta must lie in (0, 1)"),
+        (["--delta", "1.5"], "--delta must lie in (0, 1)"),
+        (["--delta", "nan"], "--delta must lie in (0, 1)"),
+        (["--N", "0"], "--N must be an integer in [1, 1,000,000]"),
+        (["--N", "100000000000"], "--N must be an integer in [1, 1,000,000]"),
+        (["--seed", "-1"], "--seed must lie in"),
+        (["--dim", "1000000000000000"], "--trials 10000 x --dim 1.000e+15"),
+        (["--dim", "20000000", "--trials", "20000"], "exceeds the cpu limit of 1e+11"),
+        (["--dim", "100000000", "--trials", "20", "--implementation", "opacus"],
+         "the Opacus implementation holds the N+1 dataset rows"),
+    ],
+)
+def test_nonsense_numbers_exit_two_naming_the_option(
+    capsys: pytest.CaptureFixture[str], argv: list[str], named: str
+) -> None:
+    assert main(["audit", "--mechanism", "easgm", *argv]) == 2
+    err = capsys.readouterr().err
+    assert named in err and "internal error" not in err
+
+
+@pytest.mark.parametrize(
+    "change,named",
+    [
+        (lambda r: r.__setitem__("pipelines", "oops"), "'pipelines' must be a list of objects"),
+        (lambda r: r["pipelines"][0]["params"]["dim"].__setitem__("value", 1e15),
+         "--dim 1.000e+15"),
+    ],
+)
+def test_a_bad_scan_json_exits_two_naming_the_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], change: Callable[[dict], object],
+    named: str,
+) -> None:
+    path, fingerprint = _scan_json(tmp_path, "EASGM", {"q": 0.5, "sigma": 1.0, "dim": 10})
+    report = json.loads(path.read_text(encoding="utf-8"))
+    change(report)
+    path.write_text(json.dumps(report), encoding="utf-8")
+    assert main(["audit", "--finding", fingerprint, "--scan-json", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert named in err and "internal error" not in err

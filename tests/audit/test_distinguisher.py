@@ -49,3 +49,19 @@ def test_score_is_the_exact_log_likelihood_ratio(mechanism: str, n_data: int) ->
             _enumerated_density(setting, False, x)
         )
         assert score == pytest.approx(expected, rel=1e-9, abs=1e-9)
+
+
+def test_large_n_is_scored_in_blocks_that_agree_with_one_trial_at_a_time() -> None:
+    # N = 200,000 keeps ~10^4 mixture components, so 500 trials need several blocks.
+    setting = AuditSetting("EASGM", 200_000, 0.5, 1.0, 1.0, 5)
+    rng = np.random.default_rng(2)
+    releases = rng.normal(loc=[1.0, 0, 0, 0, 0], scale=1e-5, size=(500, setting.dim))
+    stats = ReleaseStats(releases[:, 0], np.sum(releases**2, axis=1))
+    distinguisher = LikelihoodRatioDistinguisher(setting)
+    scores = distinguisher.score(stats)
+    one_by_one = [
+        distinguisher.score(ReleaseStats(stats.first[i : i + 1], stats.sq_norm[i : i + 1]))[0]
+        for i in range(0, 500, 37)
+    ]
+    assert np.all(np.isfinite(scores))
+    assert np.allclose(scores[::37], one_by_one, rtol=1e-12, atol=1e-9)

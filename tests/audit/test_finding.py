@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from dpcheck.audit.finding import Overrides, leakiest_small_n, load_finding, setting_from_finding
-from dpcheck.errors import DpcheckError
+from dpcheck.errors import DpcheckError, ParameterError
 from dpcheck.model import Finding, ParamValue, Pipeline, ScanResult, Severity, Span
 
 
@@ -83,3 +85,55 @@ def test_bad_inputs_give_messages_naming_them(tmp_path: Path) -> None:
         load_finding(broken, fingerprint)
     with pytest.raises(DpcheckError, match="cannot read"):
         load_finding(tmp_path / "absent.json", fingerprint)
+
+
+def _mutated(tmp_path: Path, change: Callable[[dict[str, Any]], object]) -> tuple[Path, str]:
+    """A real scan report with one part broken by ``change``."""
+    path, fingerprint = _scan_json(tmp_path, "EASGM", {"q": 0.5, "sigma": 1.0, "dim": 10})
+    report = json.loads(path.read_text(encoding="utf-8"))
+    change(report)
+    path.write_text(json.dumps(report), encoding="utf-8")
+    return path, fingerprint
+
+
+def _set_param(name: str, value: object) -> Callable[[dict[str, Any]], object]:
+    return lambda report: report["pipelines"][0]["params"][name].__setitem__("value", value)
+
+
+@pytest.mark.parametrize(
+    "change,named",
+    [
+        (lambda r: r.__setitem__("pipelines", "oops"), "'pipelines' must be a list of objects"),
+        (lambda r: r.pop("pipelines"), "'pipelines' must be a list of objects"),
+        (lambda r: r["findings"].append(3), "'findings' must be a list of objects"),
+        (lambda r: r["pipelines"][0].__setitem__("params", [1]), "pipelines[0].params must be"),
+        (lambda r: r["pipelines"][0]["params"].__setitem__("q", 0.5), "pipelines[0].params.q "),
+        (_set_param("dim", float("inf")), "pipelines[0].params.dim must be an object with a fin"),
+        (_set_param("dim", 10**400), "pipelines[0].params.dim must be an object with a finite"),
+        (_set_param("sigma", "1.0"), "pipelines[0].params.sigma must be an object with a fin"),
+        (_set_param("sigma", True), "pipelines[0].params.sigma must be an object with a finite"),
+        (_set_param("dim", 2.5), "pipelines[0].params.dim.value must be a whole number"),
+    ],
+)
+def test_malformed_scan_json_names_the_file_and_the_key(
+    tmp_path: Path, change: Callable[[dict[str, Any]], object], named: str
+) -> None:
+    path, fingerprint = _mutated(tmp_path, change)
+    with pytest.raises(DpcheckError) as caught:
+        load_finding(path, fingerprint)
+    assert str(caught.value).startswith(f"--scan-json {path}:")
+    assert named in str(caught.value)
+
+
+def test_a_json_list_is_not_a_scan_report(tmp_path: Path) -> None:
+    path = tmp_path / "list.json"
+    path.write_text("[1, 2]", encoding="utf-8")
+    with pytest.raises(DpcheckError, match="not a JSON object"):
+        load_finding(path, "abcdef")
+
+
+def test_a_zero_rate_from_the_scan_is_refused_before_searching_n(tmp_path: Path) -> None:
+    path, fingerprint = _mutated(tmp_path, _set_param("q", 0))
+    finding, pipeline = load_finding(path, fingerprint)
+    with pytest.raises(ParameterError, match=r"--q must lie in \(0, 1\]"):
+        setting_from_finding(finding, pipeline, Overrides())
