@@ -16,7 +16,7 @@ from pathlib import Path, PurePosixPath
 
 from dpcheck.discover.files import is_dependency_file, relative_path
 from dpcheck.engine import Settings
-from dpcheck.model import Finding, Pipeline, ScanError, ScanResult
+from dpcheck.model import Finding, Pipeline, ScanResult
 
 
 @dataclass(frozen=True)

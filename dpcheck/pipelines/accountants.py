@@ -73,19 +73,11 @@ class AccountantFinder:
         """Accountant calls, merged per accountant (the event, the ``compose``/``step`` and the
         ``get_epsilon`` of one accountant are one ``AccountantCall``), in source order."""
         found: list[AccountantCall] = []
-        for ctx in scopes:
-            scope = self.index.scope(ctx)
-            if scope is None:
-                continue
-            for stmt in scope["stmts"]:
-                where = Ctx(ctx.path, ctx.scope, stmt["line"])
-                for node in walk(stmt["e"]):
-                    if node[0] != "call":
-                        continue
-                    call = self._classify(node, where) or self._stepping(node, where, stmt)
-                    if call is not None:
-                        _scaled_steps(call, stmt["e"])
-                        found.append(call)
+        for where, stmt, node in self.index.calls(scopes):
+            call = self._classify(node, where) or self._stepping(node, where, stmt)
+            if call is not None:
+                _scaled_steps(call, stmt["e"])
+                found.append(call)
         return _merge(found)
 
     def _stepping(self, node: IR, ctx: Ctx, stmt: dict[str, Any]) -> AccountantCall | None:

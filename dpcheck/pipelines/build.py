@@ -24,7 +24,7 @@ from dpcheck.pipelines.tf_privacy import find_optimizer
 from dpcheck.pipelines.tf_privacy import normalization as tf_normalization
 from dpcheck.pipelines.versions import resolve_opacus
 from dpcheck.project import Project
-from dpcheck.sites.ir import IR, callee_name, tail_name, walk
+from dpcheck.sites.ir import IR, callee_name, tail_name
 
 MAX_SCOPES = 400
 
@@ -104,18 +104,11 @@ class PipelineBuilder:
                 yield Ctx(path, "<module>")
 
     def _callees(self, ctx: Ctx) -> Iterator[Ctx]:
-        scope = self.index.scope(ctx)
-        if scope is None:
-            return
-        for stmt in scope["stmts"]:
-            where = Ctx(ctx.path, ctx.scope, stmt["line"])
-            for node in walk(stmt["e"]):
-                if node[0] != "call":
-                    continue
-                names = [callee_name(node)] + [a[1] for a in node[2] if a[0] == "r"]
-                for name in names:
-                    if name:
-                        yield from self.index.functions(name, where)
+        for where, _, node in self.index.calls([ctx]):
+            names = [callee_name(node)] + [a[1] for a in node[2] if a[0] == "r"]
+            for name in names:
+                if name:
+                    yield from self.index.functions(name, where)
 
     def _reach(self, entry: Ctx) -> list[Ctx]:
         seen = {entry}

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
@@ -92,6 +92,20 @@ class ProjectIndex:
     def scope(self, ctx: Ctx) -> dict[str, Any] | None:
         summary = self.summary(ctx.path)
         return summary["scopes"].get(ctx.scope) if summary else None
+
+    def statements(self, scopes: Iterable[Ctx]) -> Iterator[tuple[Ctx, dict[str, Any]]]:
+        """Every statement of ``scopes``, in order, with its location."""
+        for ctx in scopes:
+            scope = self.scope(ctx)
+            for stmt in scope["stmts"] if scope is not None else ():
+                yield Ctx(ctx.path, ctx.scope, stmt["line"]), stmt
+
+    def calls(self, scopes: Iterable[Ctx]) -> Iterator[tuple[Ctx, dict[str, Any], IR]]:
+        """Every call expression in the statements of ``scopes``, with its statement."""
+        for where, stmt in self.statements(scopes):
+            for node in walk(stmt["e"]):
+                if node[0] == "call":
+                    yield where, stmt, node
 
     # -- modules ----------------------------------------------------------------------------
     def _module_path(self, importer: str, dotted: str) -> tuple[str, str] | None:

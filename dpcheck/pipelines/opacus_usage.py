@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dpcheck.pipelines.index import Ctx, ProjectIndex
-from dpcheck.sites.ir import IR, callee_name, tail_name, walk
+from dpcheck.sites.ir import IR, callee_name, tail_name
 
 ENTRY_CALLS = frozenset({"make_private", "make_private_with_epsilon"})
 #: Normalization codes of the version table -> divisor kinds of ``dpcheck.pipelines.divisor``.
@@ -36,24 +36,16 @@ def find_usage(index: ProjectIndex, scopes: Iterable[Ctx]) -> OpacusUsage | None
     """The first ``make_private*`` call, else a 0.x ``attach`` of a ``PrivacyEngine``."""
     engines: list[tuple[Ctx, IR]] = []
     attaches: list[tuple[Ctx, IR]] = []
-    for ctx in scopes:
-        scope = index.scope(ctx)
-        if scope is None:
-            continue
-        for stmt in scope["stmts"]:
-            where = Ctx(ctx.path, ctx.scope, stmt["line"])
-            for node in walk(stmt["e"]):
-                if node[0] != "call":
-                    continue
-                tail = tail_name(callee_name(node))
-                if tail in ENTRY_CALLS:
-                    engine = _engine_of(index, node, where)
-                    if engine is None or is_opacus_engine(index, engine[1], engine[0]):
-                        return OpacusUsage(node, where, engine)
-                if tail == "PrivacyEngine" and is_opacus_engine(index, node, where):
-                    engines.append((where, node))
-                elif tail == "attach":
-                    attaches.append((where, node))
+    for where, _, node in index.calls(scopes):
+        tail = tail_name(callee_name(node))
+        if tail in ENTRY_CALLS:
+            engine = _engine_of(index, node, where)
+            if engine is None or is_opacus_engine(index, engine[1], engine[0]):
+                return OpacusUsage(node, where, engine)
+        if tail == "PrivacyEngine" and is_opacus_engine(index, node, where):
+            engines.append((where, node))
+        elif tail == "attach":
+            attaches.append((where, node))
     if engines and attaches:
         ctx, call = attaches[0]
         return OpacusUsage(call, ctx, engines[0])

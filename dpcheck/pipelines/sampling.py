@@ -63,17 +63,12 @@ class SamplingAnalyzer:
         self._reached = {(c.path, c.scope) for c in scopes}
         decisions: list[Sampling] = []
         index_sampling: list[Sampling] = []
-        for ctx in scopes:
-            scope = self.index.scope(ctx)
-            if scope is None:
-                continue
-            for stmt in scope["stmts"]:
-                where = Ctx(ctx.path, ctx.scope, stmt["line"])
-                if stmt["k"] == "for":
-                    found = self._loop(stmt, where)
-                    if found is not None:
-                        decisions.append(found)
-                index_sampling.extend(self._index_sampling(stmt, where))
+        for where, stmt in self.index.statements(scopes):
+            if stmt["k"] == "for":
+                found = self._loop(stmt, where)
+                if found is not None:
+                    decisions.append(found)
+            index_sampling.extend(self._index_sampling(stmt, where))
         for group in (decisions, index_sampling):
             kinds = {d.kind for d in group}
             if len(kinds) == 1:
