@@ -10,20 +10,26 @@ pessimistic PLD (``dpcheck.privacy.sgm``). ``opacus_sigma`` repeats the bisectio
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
 from dpcheck.errors import ParameterError
+from dpcheck.privacy._numerics import MIN_SIGMA
 from dpcheck.privacy.clt import clt_mu_poisson
-from dpcheck.privacy.gdp import gdp_epsilon
-from dpcheck.privacy.rdp import Conversion, poisson_sgm_rdp_epsilon
-from dpcheck.privacy.sgm import poisson_sgm_epsilon
+from dpcheck.privacy.gdp import gdp_delta, gdp_epsilon
+from dpcheck.privacy.rdp import Conversion, poisson_sgm_rdp_delta, poisson_sgm_rdp_epsilon
+from dpcheck.privacy.sgm import poisson_sgm_delta, poisson_sgm_epsilon
 
 DP_ACCOUNTING_ORDERS: tuple[float, ...] = tuple(
     [1 + x / 10.0 for x in range(1, 100)] + list(range(11, 64)) + [128, 256, 512, 1024]
 )
 """``dp_accounting.rdp.RdpAccountant``'s default orders."""
+
+SIGMA_RESOLUTION = 1e-6
+"""The sigma search stops once its bracket is this narrow (relative): where epsilon(sigma) jumps
+over the target (an infinite epsilon below some sigma), Opacus' own loop would never end."""
 
 OPACUS_MAX_SIGMA = 2000.0
 """Opacus gives up the sigma search beyond this (``MAX_SIGMA`` in ``accountants/utils.py``)."""
@@ -43,8 +49,18 @@ class AccountantModel:
         if self.method == "rdp":
             return poisson_sgm_rdp_epsilon(q, sigma, steps, delta, self.orders, self.conversion)
         if self.method == "gdp":
-            return float(gdp_epsilon(delta, clt_mu_poisson(q, sigma, steps)))
+            mu = clt_mu_poisson(q, sigma, steps)
+            return float(gdp_epsilon(delta, mu)) if math.isfinite(mu) else math.inf
         return poisson_sgm_epsilon(q, sigma, steps, delta)
+
+    def delta(self, q: float, sigma: float, steps: int, epsilon: float) -> float:
+        """The delta this accountant gives at ``epsilon``, from the same curve as ``epsilon``."""
+        if self.method == "rdp":
+            return poisson_sgm_rdp_delta(q, sigma, steps, epsilon, self.orders, self.conversion)
+        if self.method == "gdp":
+            mu = clt_mu_poisson(q, sigma, steps)
+            return float(gdp_delta(epsilon, mu)) if math.isfinite(mu) else 1.0
+        return poisson_sgm_delta(q, sigma, steps, epsilon)
 
     def describe(self) -> str:
         """How the number is obtained, for notes."""
@@ -102,6 +118,13 @@ def opacus_sigma(
             )
     while target_epsilon - eps_high > tolerance:
         sigma = (sigma_low + sigma_high) / 2.0
+        if sigma < MIN_SIGMA:
+            raise ParameterError(
+                f"target epsilon {target_epsilon:g} needs a sigma below {MIN_SIGMA:g} at q={q:g}, T={steps}: "
+                "that is no privacy at all (see --sigma)"
+            )
+        if sigma_high - sigma_low <= SIGMA_RESOLUTION * sigma_high:
+            break  # epsilon jumps past the target here (to inf where delta is unreachable)
         eps = epsilon_of(sigma)
         if eps < target_epsilon:
             sigma_high, eps_high = sigma, eps

@@ -91,10 +91,11 @@ def sample(
     delta: float,
     notes: Sequence[str] = (),
     epsilon_at_delta: float | None = None,
+    delta_at_epsilon: float | None = None,
 ) -> Bound:
     """``source`` as a ``Bound``: beta at the requested alphas and the plot grid, eps at
-    ``delta`` (or ``epsilon_at_delta`` when the claim's own accountant gave it) and delta at
-    ``epsilon``."""
+    ``delta`` and delta at ``epsilon`` (or ``epsilon_at_delta`` / ``delta_at_epsilon`` when the
+    claim's own accountant gave them)."""
     grid = np.unique(np.concatenate([as_array(list(alphas)), PLOT_ALPHAS]))
     beta = np.clip(np.atleast_1d(as_array(source.tradeoff(grid))), 0.0, 1.0)
     eps = source.epsilon(delta) if epsilon_at_delta is None else epsilon_at_delta
@@ -105,7 +106,9 @@ def sample(
         curve_alpha=grid,
         curve_beta=beta,
         epsilon_at_delta=float(eps),
-        delta_at_epsilon=float(np.atleast_1d(as_array(source.delta(epsilon)))[0]),
+        delta_at_epsilon=float(
+            np.atleast_1d(as_array(source.delta(epsilon)))[0] if delta_at_epsilon is None else delta_at_epsilon
+        ),
         notes=tuple(notes),
     )
     return Bound(curve, source)

@@ -114,11 +114,15 @@ def _claimed(request: BoundRequest, claim_delta: float) -> tuple[Bound, float]:
     printed = exact if model.method == "pld" else model.epsilon(q, sigma, steps, claim_delta)
     claim_eps = request.epsilon or request.target_epsilon or printed
     notes = [model.describe(), f"accountant inputs: q={q:.6g}, sigma={sigma:g}, T={steps}"]
+    delta_at_eps = None
     if model.method != "pld":
-        notes.append(f"the exact SGM curve (pessimistic PLD) gives eps={exact:.4g}; the curve shown is that one")
+        delta_at_eps = model.delta(q, sigma, steps, claim_eps)
+        notes.append(f"eps at delta and delta at eps are this accountant's ({model.method.upper()}); the curve "
+                     f"shown is the exact SGM curve (pessimistic PLD), which gives eps={exact:.4g}, "
+                     f"delta={float(upper.delta(claim_eps)):.4g}")
     bound = sample(upper, label=Label.STANDARD, kind=Kind.CLAIMED, name=f"{model.title} (SGM+Poisson)",
                    alphas=request.alphas, epsilon=claim_eps, delta=claim_delta, notes=notes,
-                   epsilon_at_delta=printed)
+                   epsilon_at_delta=printed, delta_at_epsilon=delta_at_eps)
     return bound, claim_eps
 
 

@@ -13,10 +13,16 @@ import math
 from dataclasses import dataclass, replace
 
 from dpcheck.errors import ParameterError
+from dpcheck.privacy._numerics import require_sigma
+from dpcheck.privacy.divisor import loader_length
 
 MECHANISM_NAMES: tuple[str, ...] = ("sgm", "asgm", "easgm", "feasgm", "shuffle")
 DEFAULT_ALPHAS: tuple[float, ...] = (1e-3, 1e-2, 0.05, 0.1, 0.25, 0.5)
 DEFAULT_DELTA: float = 1e-5
+MAX_STEPS: int = 1_000_000
+"""The most rounds T a report composes. The PLD composition's work grows with T (about 4 s at
+T = 10^6 for q = 0.01, sigma = 1, and 30 s at 2 * 10^7), so a longer run is refused with a message
+instead of hanging a scan."""
 
 
 @dataclass(frozen=True)
@@ -54,8 +60,7 @@ class BoundRequest:
         """Batches per epoch of a fixed-size loader: ceil(N/b), floor(N/b) with drop_last."""
         if self.batch_size is None or self.n_records is None:
             return None
-        n, b = self.n_records, self.batch_size
-        return n // b if self.drop_last else -(-n // b)
+        return loader_length(self.n_records, self.batch_size, self.drop_last)
 
     @property
     def rate(self) -> float:
@@ -173,6 +178,20 @@ def validated(request: BoundRequest) -> BoundRequest:
         raise ParameterError("shuffle needs the batch size (--batch-size) or --q")
     if request.opacus_divisor and request.batch_size is None:
         raise ParameterError("--opacus-divisor needs --batch-size")
+    if request.sigma is not None:
+        require_sigma("sigma", request.sigma)
+    if request.claimed_sigma is not None:
+        require_sigma("claimed sigma", request.claimed_sigma)
     _unit("q", request.rate, closed_high=True)
     _positive("steps", request.rounds, integer=True, minimum=1)
+    _at_most_steps("steps", request.rounds)
+    _at_most_steps("claimed steps", request.accounted_rounds)
     return request
+
+
+def _at_most_steps(name: str, rounds: int) -> None:
+    if rounds > MAX_STEPS:
+        raise ParameterError(
+            f"{name} T={rounds} (from steps or epochs) is above the {MAX_STEPS:,} rounds dpcheck "
+            "composes (the PLD work grows with T); check the steps/epochs parameter"
+        )

@@ -21,7 +21,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     )
     p.add_argument("mechanism", choices=MECHANISM_NAMES, metavar="MECHANISM",
                    help=f"one of {', '.join(MECHANISM_NAMES)}")
-    p.add_argument("--sigma", type=float, help="noise multiplier (noise std / clip norm)")
+    noise = p.add_mutually_exclusive_group()
+    noise.add_argument("--sigma", type=float, help="noise multiplier (noise std / clip norm)")
     p.add_argument("--clip", type=float, help="clip norm C (informational: sigma is a multiplier)")
     p.add_argument("--q", type=float, help="sampling rate; or give --batch-size with --N")
     p.add_argument("--batch-size", type=int, help="batch size b (q = b/N, or 1/len(loader) with --opacus-divisor)")
@@ -31,8 +32,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     p.add_argument("--dim", type=int, help="model dimension n (number of parameters)")
     p.add_argument("--delta", type=float, default=DEFAULT_DELTA, help=f"claimed delta (default {DEFAULT_DELTA:g})")
     p.add_argument("--epsilon", type=float, help="claimed epsilon (default: what the accountant reports)")
-    p.add_argument("--target-epsilon", type=float,
-                   help="without --sigma: search sigma as Opacus make_private_with_epsilon does")
+    noise.add_argument("--target-epsilon", type=float,
+                       help="instead of --sigma: search sigma as Opacus make_private_with_epsilon does")
     p.add_argument("--alpha", type=float, action="append",
                    help="type-I error level for the curves (repeatable; default "
                    + ", ".join(f"{a:g}" for a in DEFAULT_ALPHAS) + ")")
@@ -75,7 +76,7 @@ def request_from_args(args: argparse.Namespace) -> BoundRequest:
         opacus_divisor=args.opacus_divisor,
         drop_last=args.drop_last,
         accountant=args.accountant,
-        target_epsilon=args.target_epsilon if args.sigma is None else None,
+        target_epsilon=args.target_epsilon,
     )
 
 

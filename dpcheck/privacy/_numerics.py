@@ -34,6 +34,25 @@ def require_positive(name: str, value: float) -> float:
     return v
 
 
+MIN_SIGMA = 1e-3
+"""The smallest noise multiplier dpcheck computes with. At sigma = 1e-3 a single Gaussian step
+(mu = 1/sigma = 1000) already has delta(eps) = 1 to double precision for every eps up to 500,
+the largest one-round loss the PLD grid holds: no privacy at all. Below it the arithmetic leaves
+floating-point range (mu^2 overflows at sigma ~ 1e-154, the RDP exponents (i^2 - i)/(2 sigma^2)
+much earlier), so a smaller sigma is refused instead of reported as a number."""
+
+
+def require_sigma(name: str, value: float) -> float:
+    """A noise multiplier >= MIN_SIGMA; otherwise a ParameterError naming it and the floor."""
+    v = require_positive(name, value)
+    if v < MIN_SIGMA:
+        raise ParameterError(
+            f"{name} must be >= {MIN_SIGMA:g}, got {value!r}: below it a single noisy step gives no "
+            "privacy at all (delta = 1 at every eps up to 500) and the bounds leave floating-point range"
+        )
+    return v
+
+
 def require_probability(name: str, value: float, *, open_low: bool = True) -> float:
     """``value`` in (0, 1] (or [0, 1] with ``open_low=False``); otherwise a ParameterError."""
     v = float(value)

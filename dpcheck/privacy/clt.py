@@ -33,10 +33,12 @@ def _require_rounds(steps: float) -> float:
 
 
 def clt_mu_poisson(q: float, sigma: float, steps: float) -> float:
-    """mu_CLT = q sqrt(T (e^{1/sigma^2} - 1)) for Poisson subsampling."""
+    """mu_CLT = q sqrt(T (e^{1/sigma^2} - 1)) for Poisson subsampling; inf once e^{1/sigma^2}
+    overflows (sigma <~ 0.0376), which is what the formula means there."""
     q = require_probability("q", q)
     s = require_positive("sigma", sigma)
-    return float(q * np.sqrt(_require_rounds(steps) * np.expm1(s**-2)))
+    with np.errstate(over="ignore"):
+        return float(q * np.sqrt(_require_rounds(steps) * np.expm1(s**-2)))
 
 
 def clt_mu_uniform(q: float, sigma: float, steps: float) -> float:

@@ -23,6 +23,11 @@ from itertools import islice
 from dpcheck.errors import ParameterError
 
 
+def loader_length(n_records: int, batch_size: int, drop_last: bool = False) -> int:
+    """len(DataLoader) for N records in batches of b: ceil(N/b), or floor(N/b) with drop_last."""
+    return n_records // batch_size if drop_last else -(-n_records // batch_size)
+
+
 class Rate(str, Enum):
     """How the code derives the sampling rate q from the dataset size N."""
 
@@ -77,8 +82,7 @@ class DivisorRule:
         return Fraction(1, self._loader_length(n))
 
     def _loader_length(self, n: int) -> int:
-        b = int(self.batch_size or 0)
-        return n // b if self.drop_last else -(-n // b)
+        return loader_length(n, int(self.batch_size or 0), self.drop_last)
 
     def describe(self) -> str:
         """The code expression in words, for notes."""

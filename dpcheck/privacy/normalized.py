@@ -61,7 +61,7 @@ from dpcheck.privacy.pld import (
     LossTails,
     PrivacyLossDistribution,
     TwoSidedPLD,
-    default_interval,
+    composed_interval,
     grid_range,
 )
 from dpcheck.privacy.protocols import LossPair
@@ -80,12 +80,6 @@ MERGE_BUDGET: float = 0.25
 rounds: the merged mixtures' mean loss over T rounds moves by at most this many intervals h."""
 
 _MERGE_BISECTIONS = 16
-
-COMPOSED_POINTS: int = 1 << 20
-"""Largest T-round grid (points) ``normalized_rounds`` aims for with its default interval."""
-
-SPREAD_SDS: float = 10.0
-"""Half-width, in standard deviations, of the T-round loss range that the grid must hold."""
 
 SUPPORT_SDS: float = 12.0
 """A 1-D component's tails are evaluated only where its loss can be reached with |z| <= this
@@ -424,11 +418,11 @@ def normalized_rounds(
     are merged (``merged_components``) rounding shifts up for the pessimistic PLD and down for
     the optimistic one, within ``merge_budget`` grid steps of mean loss over the T rounds
     (default MERGE_BUDGET; 0 merges equal shifts only). The default interval is
-    ``default_interval(T)``, coarsened where the T-round loss would need more than
-    COMPOSED_POINTS grid points (a leak so large that eps is in the hundreds or more)."""
+    ``composed_interval``: ``default_interval(T)``, coarsened where the T-round loss would need
+    more than COMPOSED_POINTS grid points (a leak so large that eps is in the hundreds or more)."""
     steps = require_steps("steps", steps)
     if interval is None:
-        h = max(default_interval(steps), _spread(components, dim, steps) / COMPOSED_POINTS)
+        h = composed_interval(steps, _loss_variance(components, dim))
     else:
         h = require_positive("interval", interval)
     budget = MERGE_BUDGET if merge_budget is None else float(merge_budget)
@@ -453,9 +447,8 @@ def normalized_rounds(
     return two_sided(True), (two_sided(False) if optimistic else None)
 
 
-def _spread(components: Components, dim: int, steps: int) -> float:
-    """About how wide the T-round loss is: 2 * SPREAD_SDS standard deviations of the sum of T
-    one-round losses, the larger of its laws under P and Q. With z ~ N(0, 1), the 1-D
+def _loss_variance(components: Components, dim: int) -> float:
+    """The variance of one round's loss, the larger of its laws under P and Q. With z ~ N(0, 1), the 1-D
     component's loss is mu^2/2 + mu s z - (1 - s^2) z^2/2 - log s under Q and
     mu z/s^2 - (1/s^2 - 1) z^2/2 - mu^2/(2 s^2) - log s under P; each variance coordinate adds
     the same with mu = 0."""
@@ -472,22 +465,13 @@ def _spread(components: Components, dim: int, steps: int) -> float:
         means, variances = offset - quadratic, linear**2 + 2.0 * quadratic**2
         mixed = float(np.sum(w * (variances + means**2)) - np.sum(w * means) ** 2)
         spreads.append(max(mixed, 0.0) + (dim - 1) * 2.0 * quadratic**2)
-    return 2.0 * SPREAD_SDS * math.sqrt(steps * max(spreads))
+    return max(spreads)
 
 
 def _tabulated(pair: ScaledGaussianPair, h: float) -> LossTails:
     """The pair's loss tails on one grid that serves both directions."""
     k_lo, k_hi = _two_sided_range(pair, h)
     return pair.tails(k_lo, k_hi - k_lo + 1, h)
-
-
-def easgm_rounds(
-    n_records: int, q: float, sigma: float, dim: int, steps: int, interval: float | None = None
-) -> tuple[TwoSidedPLD, TwoSidedPLD]:
-    """T rounds of the EASGM per-pair guarantee (reconstructed), pessimistic and optimistic."""
-    n_records, q, sigma, dim = _require_setting(n_records, q, sigma, dim)
-    components = normalized_components(n_records, q, sigma, 1.0 / (n_records + 1))
-    return normalized_rounds(components, dim, steps, interval, optimistic=True)
 
 
 def asgm_witness_tradeoff(alpha: ArrayLike, q: float, sigma: float) -> FloatArray:
@@ -508,11 +492,3 @@ def asgm_witness_epsilon(
     half = require_positive("sigma", sigma) / 2.0
     return poisson_sgm_pld_bracket(q, half, steps, delta=delta, interval=interval)
 
-
-def asgm_witness_delta(
-    q: float, sigma: float, steps: int, epsilon: float, interval: float | None = None
-) -> tuple[float, float]:
-    """(low, high) bracket of delta_SGM(q, sigma/2, T; eps): ASGM's delta at eps is at least
-    the true value; ``low`` is the rigorous witness."""
-    half = require_positive("sigma", sigma) / 2.0
-    return poisson_sgm_pld_bracket(q, half, steps, epsilon=epsilon, interval=interval)

@@ -54,6 +54,10 @@ MAX_POINTS = 20_000_000
 MAX_LOSS = 500.0
 """The grid ends at |loss| <= this (e^500 ~ 1e217 keeps every product finite); a one-round loss
 beyond it is a leak no guarantee survives, and its mass goes to +inf (pessimistic)."""
+COMPOSED_POINTS: int = 1 << 18
+"""Largest T-round grid (points) aimed for by ``composed_interval``."""
+SPREAD_SDS: float = 10.0
+"""Half-width, in standard deviations, of the T-round loss range that the grid must hold."""
 _SLACK = 8.0 * np.finfo(float).eps
 OPTIMISTIC_REFINEMENT = 2
 _MAX_DOUBLINGS = 40
@@ -66,6 +70,16 @@ def default_interval(steps: int) -> float:
     T = 1000, within [1e-4, 1e-3]. At T = 1000 and 10^4 (q = 0.01, sigma = 1) this is 1.3x and
     3.5x more accurate than dp_accounting at h = 1e-3, in less time (bench/bench_sgm_accounting.py)."""
     return float(np.clip(5e-4 * (1e4 / require_steps("steps", steps)) ** 0.25, 1e-4, 1e-3))
+
+
+def composed_interval(steps: int, loss_variance: float) -> float:
+    """``default_interval(T)``, coarsened so that the T-round loss (2 SPREAD_SDS standard
+    deviations, one round's loss variance being ``loss_variance``) needs at most COMPOSED_POINTS
+    grid points: a leak that large has an eps in the hundreds or more, where a coarser grid
+    costs little relative accuracy, and the work of composing it stays bounded. A coarser
+    grid keeps every estimate on its side (pessimistic / optimistic)."""
+    spread = 2.0 * SPREAD_SDS * math.sqrt(require_steps("steps", steps) * max(float(loss_variance), 0.0))
+    return max(default_interval(steps), spread / COMPOSED_POINTS)
 
 
 @dataclass(frozen=True)

@@ -24,8 +24,8 @@ from dpcheck.errors import ParameterError
 from dpcheck.privacy._numerics import (
     FloatArray,
     require_delta,
-    require_positive,
     require_probability,
+    require_sigma,
     require_steps,
 )
 
@@ -108,7 +108,7 @@ def compute_rdp(
     """(orders, RDP of ``steps`` steps at each order) for SGM with Poisson rate q and noise
     multiplier sigma; ``orders`` is a sequence or a name in NAMED_ORDERS."""
     q = require_probability("q", q)
-    sigma = require_positive("sigma", sigma)
+    sigma = require_sigma("sigma", sigma)
     steps = require_steps("steps", steps)
     order_arr = np.asarray(_resolve_orders(orders), dtype=np.float64)
     rdp = np.array([per_step_rdp(q, sigma, a) for a in order_arr]) * steps
@@ -130,6 +130,42 @@ def rdp_to_epsilon(
         raise ParameterError(f"unknown RDP conversion {conversion!r}; use 'classic' or 'improved'")
     best = int(np.nanargmin(eps))
     return float(eps[best]), float(a[best])
+
+
+def rdp_to_delta(
+    orders: FloatArray, rdp: FloatArray, epsilon: float, conversion: Conversion = "improved"
+) -> tuple[float, float]:
+    """(delta, optimal order) at ``epsilon``: the inverse of ``rdp_to_epsilon`` with the same
+    conversion, so that an accountant's delta at eps and eps at delta come from one curve:
+    classic log delta = (a - 1)(rdp_a - eps); improved
+    log delta = (a - 1)(rdp_a - eps + log(1 - 1/a)) - log a; minimised over the orders, capped at 1."""
+    eps = float(epsilon)
+    if not eps >= 0.0:
+        raise ParameterError(f"epsilon must be a number >= 0, got {epsilon!r}")
+    a = np.asarray(orders, dtype=np.float64)
+    r = np.asarray(rdp, dtype=np.float64)
+    if conversion == "classic":
+        log_delta = (a - 1) * (r - eps)
+    elif conversion == "improved":
+        log_delta = (a - 1) * (r - eps + np.log1p(-1.0 / a)) - np.log(a)
+    else:
+        raise ParameterError(f"unknown RDP conversion {conversion!r}; use 'classic' or 'improved'")
+    best = int(np.nanargmin(log_delta))
+    return min(math.exp(min(float(log_delta[best]), 0.0)), 1.0), float(a[best])
+
+
+def poisson_sgm_rdp_delta(
+    q: float,
+    sigma: float,
+    steps: int,
+    epsilon: float,
+    orders: Sequence[float] | str = "opacus",
+    conversion: Conversion = "improved",
+) -> float:
+    """delta(eps) of T steps of SGM from the same RDP values and conversion as
+    ``poisson_sgm_rdp_epsilon`` (an upper bound on the true delta)."""
+    order_arr, rdp = compute_rdp(q, sigma, steps, orders)
+    return rdp_to_delta(order_arr, rdp, epsilon, conversion)[0]
 
 
 def poisson_sgm_rdp_epsilon(

@@ -13,6 +13,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import ArrayLike
 from scipy.special import ndtr
+from scipy.stats import norm
 
 from dpcheck.privacy._numerics import (
     FloatArray,
@@ -22,14 +23,18 @@ from dpcheck.privacy._numerics import (
     require_delta,
     require_positive,
     require_probability,
+    require_sigma,
     require_steps,
     scalar_or_array,
 )
 from dpcheck.privacy.gdp import gaussian_tradeoff, gdp_delta
-from dpcheck.privacy.pld import TwoSidedPLD, compose_both_directions, default_interval
+from dpcheck.privacy.pld import TwoSidedPLD, compose_both_directions, composed_interval
 from dpcheck.privacy.tradeoff import inverse
 
 Direction = Literal["remove", "add"]
+
+_QUADRATURE_SDS = 12.0
+_QUADRATURE_POINTS = 8001
 
 
 def _subsampled_curve(alpha: FloatArray, q: float, mu: float) -> FloatArray:
@@ -43,7 +48,7 @@ def poisson_sgm_tradeoff(alpha: ArrayLike, q: float, sigma: float) -> FloatArray
     [x*, f_q(x*)], f_q^-1 beyond, with x* = Phi(-mu/2)."""
     a = require_alpha(alpha)
     q = require_probability("q", q)
-    mu = 1.0 / require_positive("sigma", sigma)
+    mu = 1.0 / require_sigma("sigma", sigma)
     x_star = float(ndtr(-mu / 2.0))
     f_star = float(_subsampled_curve(np.array(x_star), q, mu))
     flat = a.ravel()
@@ -71,7 +76,7 @@ class PoissonSubsampledGaussianPair:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "q", require_probability("q", self.q))
-        object.__setattr__(self, "sigma", require_positive("sigma", self.sigma))
+        object.__setattr__(self, "sigma", require_sigma("sigma", self.sigma))
 
     @property
     def mu(self) -> float:
@@ -102,6 +107,22 @@ class PoissonSubsampledGaussianPair:
             return self._mixture_cdf(self._x_of(t))
         return ndtr(-self._x_of(-t))
 
+    def loss_variance(self) -> float:
+        """The larger variance of the remove loss l under P and under Q (the add direction's
+        loss -l has the same two laws, swapped), by quadrature on x in [-12, mu + 12]: it
+        sizes the T-round grid (``composed_interval``), so a few digits suffice."""
+        x = np.linspace(-_QUADRATURE_SDS, self.mu + _QUADRATURE_SDS, _QUADRATURE_POINTS)
+        with np.errstate(divide="ignore"):
+            log_rest = np.log1p(-self.q)
+        loss = np.logaddexp(log_rest, np.log(self.q) + self.mu * x - self.mu**2 / 2.0)
+        p_density = norm.pdf(x)
+        variances = []
+        for density in (p_density, (1.0 - self.q) * p_density + self.q * norm.pdf(x - self.mu)):
+            w = density / density.sum()
+            mean = float(np.sum(w * loss))
+            variances.append(float(np.sum(w * (loss - mean) ** 2)))
+        return max(variances)
+
     def reversed(self) -> PoissonSubsampledGaussianPair:
         """The other neighbouring direction."""
         other: Direction = "add" if self.direction == "remove" else "remove"
@@ -129,10 +150,11 @@ def sgm_pld(
     q: float, sigma: float, steps: int, interval: float | None = None, *, optimistic: bool = False
 ) -> tuple[TwoSidedPLD | None, TwoSidedPLD]:
     """The T-round PLDs of SGM in both directions as (optimistic or None, pessimistic); the
-    grid step defaults to ``default_interval(steps)``."""
+    grid step defaults to ``composed_interval`` (``default_interval(steps)`` unless the loss
+    is so spread that the grid would exceed COMPOSED_POINTS)."""
     pair = PoissonSubsampledGaussianPair(q, sigma)
     steps = require_steps("steps", steps)
-    h = default_interval(steps) if interval is None else require_positive("interval", interval)
+    h = composed_interval(steps, pair.loss_variance()) if interval is None else require_positive("interval", interval)
     return compose_both_directions(pair, steps, h, optimistic=optimistic)
 
 

@@ -28,11 +28,20 @@ TradeoffFn = Callable[[FloatArray], FloatArray]
 _MAX_DOUBLINGS = 40
 
 
+def scaled_by_exp(eps: ArrayLike, alpha: ArrayLike) -> FloatArray:
+    """e^eps * alpha (broadcast), formed as exp(eps + log alpha) where alpha > 0 and 0 where
+    alpha = 0, for every eps up to +inf: the direct product is inf * 0 = NaN once e^eps
+    overflows (eps >~ 709)."""
+    e, a = np.broadcast_arrays(as_array(eps), as_array(alpha))
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        return np.where(a > 0.0, np.exp(e + np.log(a)), 0.0)
+
+
 def eps_delta_tradeoff(alpha: ArrayLike, eps: float, delta: float) -> FloatArray | float:
     """f_{eps,delta}(alpha) = max{0, 1 - delta - e^eps alpha, e^-eps (1 - delta - alpha)}."""
     a = require_alpha(alpha)
     beta = np.maximum.reduce(
-        [np.zeros_like(a), 1.0 - delta - np.exp(eps) * a, np.exp(-eps) * (1.0 - delta - a)]
+        [np.zeros_like(a), 1.0 - delta - scaled_by_exp(eps, a), np.exp(-eps) * (1.0 - delta - a)]
     )
     return scalar_or_array(beta, alpha)
 
@@ -54,7 +63,7 @@ def profile_from_curve(
     grid = default_alpha_grid() if alpha_grid is None else as_array(alpha_grid).ravel()
     beta = as_array(f(grid))
     e = as_array(eps)
-    gains = 1.0 - beta[None, :] - np.exp(e.reshape(-1, 1)) * grid[None, :]
+    gains = 1.0 - beta[None, :] - scaled_by_exp(e.reshape(-1, 1), grid[None, :])
     delta = np.maximum(gains.max(axis=1), 0.0)
     return scalar_or_array(delta.reshape(e.shape), eps)
 
@@ -67,7 +76,7 @@ def curve_from_profile(alpha: ArrayLike, eps: ArrayLike, delta: ArrayLike) -> Fl
     d = as_array(delta).reshape(-1, 1)
     flat = a.reshape(1, -1)
     beta = np.maximum(
-        np.maximum(1.0 - d - np.exp(e) * flat, np.exp(-e) * (1.0 - d - flat)), 0.0
+        np.maximum(1.0 - d - scaled_by_exp(e, flat), np.exp(-e) * (1.0 - d - flat)), 0.0
     ).max(axis=0)
     return scalar_or_array(beta.reshape(a.shape), alpha)
 
@@ -124,7 +133,7 @@ def hockey_stick(pair: LossPair, eps: ArrayLike) -> FloatArray:
     own = getattr(pair, "hockey_stick", None)
     if own is not None:
         return np.maximum(as_array(own(e)), 0.0)
-    return np.maximum(1.0 - pair.beta(e) - np.exp(e) * pair.alpha(e), 0.0)
+    return np.maximum(1.0 - pair.beta(e) - scaled_by_exp(e, pair.alpha(e)), 0.0)
 
 
 def loss_pair_tradeoff(pair: LossPair, alpha: ArrayLike) -> FloatArray | float:

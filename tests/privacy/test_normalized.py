@@ -276,8 +276,7 @@ def test_huge_leak_coarsens_the_default_grid() -> None:
     """FEASGM N = 999, q = 1/100 (s = 0.9), n = 26010 (§3.5: membership revealed): the T-round
     loss spans ~1e5, so the default grid is coarsened to stay near COMPOSED_POINTS points; the
     bracket still holds and is at least the variance part alone on (n - 1) T coordinates."""
-    from dpcheck.privacy.normalized import COMPOSED_POINTS
-    from dpcheck.privacy.pld import default_interval
+    from dpcheck.privacy.pld import COMPOSED_POINTS, default_interval
     from dpcheck.privacy.variance_witness import VarianceWitness
 
     dim, steps = 26010, 200
