@@ -110,6 +110,7 @@ def plan(rule: str, pipeline: Pipeline) -> Plan | None:
         delta=get("delta") or DEFAULT_DELTA,
         clip=get("clip"),
         opacus_divisor=opacus_loader,
+        drop_last=bool(get("drop_last")),
         accountant=accountant.name,
         library_version=_version(pipeline.library),
         claimed_q=claimed_q if rule == "DP103" else None,

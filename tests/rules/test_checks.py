@@ -103,3 +103,18 @@ def test_dp104_counts_batches_per_epoch_with_drop_last(tmp_path: Path) -> None:
     assert "DP104" not in kept and "DP104" not in default
     dp104 = next(f for f in dropped if f.rule == "DP104")
     assert "M = 8 " in dp104.message
+
+
+def test_dp104_bound_counts_the_same_batches_as_the_rule(tmp_path: Path) -> None:
+    """The bound attached to a DP104 finding must use the rule's M (floor with drop_last)."""
+    from dpcheck.bounds.attach import attach_bounds
+
+    low, high = _threshold(9), _threshold(8)
+    sigma = round((low + high) / 2, 4)
+    code = SHUFFLED.format(sigma=sigma, batch=7000, rate="BATCH / 60000").replace(
+        "shuffle=True)", "shuffle=True, drop_last=True)")
+    project = make_project(tmp_path, {"train.py": code})
+    pipelines = build_pipelines(project)
+    [finding] = [f for f in attach_bounds(evaluate(pipelines, project), pipelines) if f.rule == "DP104"]
+    notes = " ".join(finding.bound["witness"]["notes"])
+    assert "M=8 batches per epoch" in notes
