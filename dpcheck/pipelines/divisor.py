@@ -136,10 +136,8 @@ class DivisorClassifier:
             return False
         if ir[0] == "r":
             binding = self.index.attribute(ir[1], ctx)
-            if binding is None or binding.kind != "assign" or binding.ir is None or binding.index:
-                return False
-            return self._sample_index(binding.ir, replace(binding.ctx, line=binding.line),
-                                      depth + 1)
+            assigned = binding.assigned() if binding is not None else None
+            return assigned is not None and self._sample_index(*assigned, depth + 1)
         if ir[0] == "i":
             return self._sample_index(ir[1], ctx, depth + 1)
         if ir[0] == "call" and ir[1][0] == "a":
@@ -173,9 +171,8 @@ class DivisorClassifier:
             return False
         if ir[0] == "r":
             binding = self.index.attribute(ir[1], ctx)
-            if binding is None or binding.kind != "assign" or binding.ir is None or binding.index:
-                return False
-            return self._is_mask(binding.ir, replace(binding.ctx, line=binding.line), depth + 1)
+            assigned = binding.assigned() if binding is not None else None
+            return assigned is not None and self._is_mask(*assigned, depth + 1)
         if ir[0] == "cmp":
             draw = ir[2]
             return ir[1] in ("<", "<=") and draw[0] == "call" and tail_name(

@@ -54,6 +54,12 @@ class Binding:
     index: tuple[int, ...] | None = None
     name: str = ""
 
+    def assigned(self) -> tuple[IR, Ctx] | None:
+        """The expression of a plain (not unpacked) assignment and where to read it, else None."""
+        if self.kind != "assign" or self.ir is None or self.index:
+            return None
+        return self.ir, replace(self.ctx, line=self.line)
+
 
 def _positions(target: Any, name: str, prefix: tuple[int, ...] = ()) -> tuple[int, ...] | None:
     """Where ``name`` sits in an (possibly nested) unpacking target; () for a plain target."""
@@ -372,11 +378,11 @@ class ProjectIndex:
         if direct is not None:
             return [direct]
         binding = self.bind(callee, ctx) if callee and "." not in callee else None
-        if binding is None or binding.kind != "assign" or binding.ir is None or binding.index:
+        assigned = binding.assigned() if binding is not None else None
+        if assigned is None:
             return []
-        where = replace(binding.ctx, line=binding.line)
-        return [f for name in _alias_names(binding.ir)
-                if (f := self.function(name, where)) is not None]
+        value, where = assigned
+        return [f for name in _alias_names(value) if (f := self.function(name, where)) is not None]
 
     def function(self, callee: str, ctx: Ctx) -> Ctx | None:
         """The project function (or class ``__init__``) a callee name refers to."""

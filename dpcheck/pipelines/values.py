@@ -161,10 +161,10 @@ class Evaluator:
         if key[0] != "s" or ir[1][0] != "r":
             return None
         binding = self.index.attribute(ir[1][1], ctx)
-        if binding is None or binding.kind != "assign" or binding.ir is None or binding.index:
+        assigned = binding.assigned() if binding is not None else None
+        if assigned is None:
             return None
-        container = binding.ir
-        where = replace(binding.ctx, line=binding.line)
+        container, where = assigned
         found: IR | None = None
         if container[0] == "d":
             found = next((v for k, v in container[1] if k == key), None)
@@ -194,9 +194,8 @@ class Evaluator:
         ``torch.zeros((N, d))``): the size of a ``TensorDataset`` over it."""
         if tensor[0] == "r":
             binding = self.index.attribute(tensor[1], ctx)
-            if binding is None or binding.kind != "assign" or binding.ir is None or binding.index:
-                return None
-            return self._rows(binding.ir, replace(binding.ctx, line=binding.line), depth + 1)
+            assigned = binding.assigned() if binding is not None else None
+            return None if assigned is None else self._rows(*assigned, depth + 1)
         if tensor[0] != "call" or not tensor[2] \
                 or tail_name(callee_name(tensor)) not in TENSOR_FACTORIES:
             return None
