@@ -1,4 +1,4 @@
-"""Attach a corrected bound to every DP101-DP105 finding (issue 6).
+"""Attach a corrected bound to every DP101-DP106 finding (issue 6).
 
 Each finding's pipeline gives a bound plan; the report is built once per distinct request
 (``build_report`` is cached) and attached as ``finding.bound``: the report's JSON plus
@@ -19,7 +19,15 @@ from dpcheck.bounds.summary import missing_lines, summary_lines
 from dpcheck.errors import DpcheckError
 from dpcheck.model import Finding, Pipeline, Severity
 
-BOUND_RULES: frozenset[str] = frozenset({"DP101", "DP102", "DP103", "DP104", "DP105"})
+BOUND_RULES: frozenset[str] = frozenset({"DP101", "DP102", "DP103", "DP104", "DP105", "DP106"})
+#: Rules whose pipeline has no decided mechanism: only the claimed side can be stated, with
+#: what would decide it.
+CLAIM_ONLY_RULES: dict[str, str] = {
+    "DP105": "the update rule depends on the library release: pin it, or run "
+             "`dpcheck bound asgm|easgm|feasgm` with these inputs",
+    "DP106": "dpcheck could not decide the update rule or the sampling: check them by hand and "
+             "run `dpcheck bound asgm|easgm|feasgm|shuffle` with these inputs",
+}
 
 
 def _unknown(plan_: Plan, notes: Sequence[str], summary: Sequence[str]) -> dict[str, Any]:
@@ -39,12 +47,10 @@ def _unknown(plan_: Plan, notes: Sequence[str], summary: Sequence[str]) -> dict[
 def _from_report(rule: str, plan_: Plan, report: BoundReport) -> dict[str, Any]:
     bound = report.to_json()
     summary = summary_lines(report, plan_.missing)
-    if rule == "DP105":
-        # The update rule is unknown: only the claim can be stated.
+    if rule in CLAIM_ONLY_RULES:
         bound.update(mechanism="unknown", witness=None, guarantee=None, verdict="unknown")
-        bound["notes"] = ["the update rule depends on the library release: pin it, or run "
-                          "`dpcheck bound asgm|easgm|feasgm` with these inputs"]
-        summary = [summary[0], "the update rule is unknown, so no corrected bound → unknown"]
+        bound["notes"] = [CLAIM_ONLY_RULES[rule]]
+        summary = [summary[0], "the mechanism is undecided, so no corrected bound → unknown"]
     bound["missing"] = [m.to_json() for m in plan_.missing]
     bound["summary"] = summary
     return bound
@@ -76,7 +82,7 @@ def _downgraded(finding: Finding, report: BoundReport | None) -> Finding:
 
 
 def attach_bounds(findings: Sequence[Finding], pipelines: Sequence[Pipeline]) -> list[Finding]:
-    """``findings`` with ``bound`` set on every DP101-DP105 finding of a known pipeline."""
+    """``findings`` with ``bound`` set on every DP101-DP106 finding of a known pipeline."""
     by_entry = {p.entry: p for p in pipelines}
     out: list[Finding] = []
     for finding in findings:

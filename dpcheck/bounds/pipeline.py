@@ -14,7 +14,8 @@ from typing import Any
 from dpcheck.bounds.request import DEFAULT_DELTA, BoundRequest
 from dpcheck.model import Pipeline
 
-RULE_MECHANISM: dict[str, str] = {"DP102": "shuffle", "DP103": "sgm", "DP104": "shuffle", "DP105": "sgm"}
+RULE_MECHANISM: dict[str, str] = {"DP102": "shuffle", "DP103": "sgm", "DP104": "shuffle", "DP105": "sgm",
+                                  "DP106": "sgm"}
 UPDATE_MECHANISM: dict[str, str] = {"ASGM": "asgm", "EASGM": "easgm", "FEASGM": "feasgm"}
 NEEDS_N: frozenset[str] = frozenset({"easgm", "feasgm", "shuffle"})
 
@@ -46,7 +47,7 @@ class Plan:
 
 def mechanism_for(rule: str, pipeline: Pipeline) -> str | None:
     """The bound mechanism of a finding: the update for DP101, shuffle for DP102/DP104, SGM at
-    the accountant's and the code's (q, T) for DP103, the claimed side only for DP105."""
+    the accountant's and the code's (q, T) for DP103, the claimed side only for DP105 and DP106."""
     if rule == "DP101":
         return UPDATE_MECHANISM.get(pipeline.mechanism)
     return RULE_MECHANISM.get(rule)

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from dpcheck import __version__
+from dpcheck.catalog.loader import default_catalog_dir
 
 _PROJECT_ENTRIES_KEPT = 16
 
@@ -32,13 +33,18 @@ _PROJECT_ENTRIES_KEPT = 16
 @cache
 def code_fingerprint() -> str:
     """Changes whenever dpcheck's code or shipped data changes (file size or mtime), even
-    between releases, so a development checkout never reads results of older code."""
+    between releases, so a development checkout never reads results of older code. The rule
+    catalog counts as data: in a source checkout it lives beside the package, not inside."""
     package = Path(__file__).resolve().parents[1]
+    catalog = Path(str(default_catalog_dir()))
     digest = hashlib.sha256(__version__.encode())
-    for pattern in ("*.py", "*.json", "*.toml"):
-        for source in sorted(package.rglob(pattern)):
-            stat = source.stat()
-            digest.update(f"{source.relative_to(package)}:{stat.st_size}:{stat.st_mtime_ns};".encode())
+    roots = [package] if catalog.is_relative_to(package) else [package, catalog]
+    for root in roots:
+        for pattern in ("*.py", "*.json", "*.toml"):
+            for source in sorted(root.rglob(pattern)):
+                stat = source.stat()
+                digest.update(f"{root.name}/{source.relative_to(root)}:{stat.st_size}:"
+                              f"{stat.st_mtime_ns};".encode())
     return digest.hexdigest()[:16]
 
 

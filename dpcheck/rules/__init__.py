@@ -1,4 +1,4 @@
-"""Rule functions DP101-DP105 over classified pipelines (the catalog text lives in ``rules/``).
+"""Rule functions DP101-DP106 over classified pipelines (the catalog text lives in ``rules/``).
 
 ``evaluate`` is pure: pipelines and the project view in, findings out, only for files the scan
 reports on, sorted by path, line and rule.
@@ -19,7 +19,7 @@ def _severity(rule: str) -> Severity:
 
 
 def evaluate(pipelines: Sequence[Pipeline], project: Project) -> list[Finding]:
-    """Every DP101-DP105 finding of ``pipelines`` whose anchor file ``project`` reports on."""
+    """Every DP101-DP106 finding of ``pipelines`` whose anchor file ``project`` reports on."""
     found: dict[tuple[str, str, int, str | None], Finding] = {}
     for pipeline in pipelines:
         for finding in findings_of(pipeline, project, _severity):

@@ -1,7 +1,8 @@
-"""The rule functions DP101-DP105: ``(pipeline, project) -> findings``, pure.
+"""The rule functions DP101-DP106: ``(pipeline, project) -> findings``, pure.
 
 Each check says why (evidence), anchored where the catalog says: the update (DP101), the sampler
-(DP102), the accountant call (DP103), the noise parameter (DP104), the requirement line (DP105).
+(DP102), the accountant call (DP103), the noise parameter (DP104), the requirement line (DP105),
+the undecided update (DP106).
 """
 
 from __future__ import annotations
@@ -107,18 +108,42 @@ def dp105(pipeline: Pipeline, project: Project) -> Iterator[tuple[str, Span, str
     yield "DP105", span, f"{resolution.reason}: the update rule cannot be known"
 
 
+def dp106(pipeline: Pipeline, project: Project) -> Iterator[tuple[str, Span, str]]:
+    """An SGM-accounted pipeline whose update rule or sampling could not be decided. Only
+    evaluated when no other rule fired on the pipeline: those already say what is wrong."""
+    undecided = [part for part, kind in (("update rule", pipeline.mechanism),
+                                         ("sampling", pipeline.sampling)) if kind == "unknown"]
+    library_accounts = (pipeline.library or "").startswith("opacus")
+    if not undecided or not (_assumes_sgm(pipeline) or library_accounts):
+        return
+    reason = next((e for e in pipeline.evidence
+                   if e.role == "update" and e.note.startswith("mechanism unknown")), None)
+    span = (reason.span if reason else None) or _anchor(pipeline, "update") \
+        or Span(pipeline.path, pipeline.line)
+    accountant = pipeline.accountant.name if pipeline.accountant.name != "none" else (
+        "the library's default accountant")
+    why = f" ({reason.note.removeprefix('mechanism unknown: ')})" if reason else ""
+    yield "DP106", span, (
+        f"dpcheck could not decide the {' or the '.join(undecided)} of this pipeline{why}; "
+        f"{accountant} accounts it as SGM with Poisson sampling, which is unverified")
+
+
 CHECKS: tuple[Check, ...] = (dp101, dp102, dp103, dp104, dp105)
+#: Checks evaluated only when none of ``CHECKS`` fired on a pipeline.
+FALLBACK_CHECKS: tuple[Check, ...] = (dp106,)
 
 
 def findings_of(pipeline: Pipeline, project: Project,
                 severity: Callable[[str], Severity]) -> Iterator[Finding]:
     """Every finding of one pipeline, with the other sites as evidence."""
-    for check in CHECKS:
-        for rule, span, message in check(pipeline, project):
-            evidence = tuple(e for e in pipeline.evidence if e.span != span)
-            yield Finding(
-                rule=rule, severity=severity(rule), span=span, message=message,
-                pipeline=pipeline.entry, evidence=evidence,
-                context=project.source_line(span.path, span.line).strip(),
-            )
+    fired = [hit for check in CHECKS for hit in check(pipeline, project)]
+    if not fired:
+        fired = [hit for check in FALLBACK_CHECKS for hit in check(pipeline, project)]
+    for rule, span, message in fired:
+        evidence = tuple(e for e in pipeline.evidence if e.span != span)
+        yield Finding(
+            rule=rule, severity=severity(rule), span=span, message=message,
+            pipeline=pipeline.entry, evidence=evidence,
+            context=project.source_line(span.path, span.line).strip(),
+        )
 

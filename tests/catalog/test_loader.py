@@ -16,9 +16,9 @@ from tests.catalog.conftest import WriteRule, valid_rule
 REPO_RULES = Path(__file__).resolve().parents[2] / "rules"
 
 
-def test_shipped_catalog_has_the_six_seed_rules_with_their_severities() -> None:
+def test_shipped_catalog_has_its_rules_with_their_severities() -> None:
     catalog = load_catalog()
-    assert catalog.ids() == ("DP001", "DP101", "DP102", "DP103", "DP104", "DP105")
+    assert catalog.ids() == ("DP001", "DP101", "DP102", "DP103", "DP104", "DP105", "DP106")
     assert {r.id: r.severity for r in catalog.rules} == {
         "DP001": Severity.WARNING,
         "DP101": Severity.ERROR,
@@ -26,6 +26,7 @@ def test_shipped_catalog_has_the_six_seed_rules_with_their_severities() -> None:
         "DP103": Severity.WARNING,
         "DP104": Severity.ERROR,
         "DP105": Severity.WARNING,
+        "DP106": Severity.INFO,
     }
     assert catalog.get("DP102").name == "shuffle-accounted-as-poisson"
 

@@ -7,7 +7,7 @@ import pytest
 from dpcheck.catalog import load_catalog, select_rules
 from dpcheck.errors import DpcheckError
 
-ALL_IDS = frozenset({"DP001", "DP101", "DP102", "DP103", "DP104", "DP105"})
+ALL_IDS = frozenset({"DP001", "DP101", "DP102", "DP103", "DP104", "DP105", "DP106"})
 
 
 @pytest.mark.parametrize(
@@ -16,7 +16,7 @@ ALL_IDS = frozenset({"DP001", "DP101", "DP102", "DP103", "DP104", "DP105"})
         ((), (), ALL_IDS),
         (("ALL",), (), ALL_IDS),
         (("DP1",), (), ALL_IDS - {"DP001"}),
-        (("DP10",), ("DP103", "DP105"), frozenset({"DP101", "DP102", "DP104"})),
+        (("DP10",), ("DP103", "DP105"), frozenset({"DP101", "DP102", "DP104", "DP106"})),
         (("dp001", " DP104 "), (), frozenset({"DP001", "DP104"})),
         (("DP101",), ("DP1",), frozenset()),
         (("all",), ("DP0",), ALL_IDS - {"DP001"}),

@@ -3,6 +3,9 @@
 import json
 from pathlib import Path
 
+import pytest
+
+import dpcheck.parse.cache as cache_module
 from dpcheck.parse.cache import AnalysisCache
 
 
@@ -43,3 +46,23 @@ def test_disabled_cache_writes_nothing(tmp_path: Path) -> None:
     cache.save()
     assert cache.get("k") is None
     assert list(tmp_path.iterdir()) == []
+
+
+def test_code_fingerprint_changes_with_a_catalog_outside_the_package(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In a source checkout the rule catalog lives beside the package: a new or edited rule
+    file must invalidate cached results (a cached scan once reported an unknown rule id)."""
+    catalog = tmp_path / "rules"
+    catalog.mkdir()
+    (catalog / "DP900.toml").write_text('id = "DP900"\n', encoding="utf-8")
+    monkeypatch.setattr(cache_module, "default_catalog_dir", lambda: catalog)
+    cache_module.code_fingerprint.cache_clear()
+    try:
+        before = cache_module.code_fingerprint()
+        (catalog / "DP901.toml").write_text('id = "DP901"\n', encoding="utf-8")
+        cache_module.code_fingerprint.cache_clear()
+        after = cache_module.code_fingerprint()
+    finally:
+        cache_module.code_fingerprint.cache_clear()
+    assert before != after
