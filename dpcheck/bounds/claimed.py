@@ -76,6 +76,7 @@ ACCOUNTANTS: dict[str, AccountantModel] = {
     "opacus-rdp": AccountantModel("Opacus RDP", "rdp", "opacus"),
     "opacus-prv": AccountantModel("Opacus PRV", "pld"),
     "opacus-gdp": AccountantModel("Opacus GDP", "gdp"),
+    "tf-privacy-gdp": AccountantModel("TF-Privacy GDP", "gdp"),
     "tf-privacy-rdp": AccountantModel("TF-Privacy RDP", "rdp", "tf_privacy"),
     "dp-accounting-rdp": AccountantModel("dp_accounting RDP", "rdp", DP_ACCOUNTING_ORDERS),
     "dp-accounting-pld": AccountantModel("dp_accounting PLD", "pld"),

@@ -101,8 +101,10 @@ def test_rdp_claim_reads_delta_off_the_rdp_curve_too(capsys: pytest.CaptureFixtu
     assert at_three["delta_at_epsilon"] == pytest.approx(_rdp_accountant(0.01, 1.0, 1000).get_delta(3.0), rel=1e-6)
 
 
-def test_gdp_claim_reads_delta_off_the_clt_curve(capsys: pytest.CaptureFixture[str]) -> None:
-    claimed = run_json(capsys, "sgm", "--sigma", "1", "--q", "0.01", "--steps", "1000", "--accountant", "opacus-gdp",
+@pytest.mark.parametrize("accountant", ["opacus-gdp", "tf-privacy-gdp"])
+def test_gdp_claim_reads_delta_off_the_clt_curve(capsys: pytest.CaptureFixture[str], accountant: str) -> None:
+    """Both libraries' GDP accountants use the Poisson CLT mu = q sqrt(T (e^(1/sigma^2) - 1))."""
+    claimed = run_json(capsys, "sgm", "--sigma", "1", "--q", "0.01", "--steps", "1000", "--accountant", accountant,
                        "--epsilon", "1")["claimed"]
     mu = 0.01 * math.sqrt(1000 * math.expm1(1.0))
     closed = norm.cdf(-1 / mu + mu / 2) - math.e * norm.cdf(-1 / mu - mu / 2)
