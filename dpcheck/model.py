@@ -72,7 +72,9 @@ class Evidence:
     """One site that supports a classification: what it is (``role``), where, and why it counts.
 
     Roles in use: ``update``, ``divisor``, ``noise``, ``clip``, ``per-sample-grad``, ``sampler``,
-    ``accountant``, ``requirement``, ``library``, ``param:<name>``.
+    ``accountant``, ``accountant:<q|steps>``, ``accumulation``, ``dispatch``, ``requirement``,
+    ``library``,
+    ``param:<name>``.
     """
 
     role: str

@@ -16,6 +16,7 @@ from pathlib import Path, PurePosixPath
 
 from packaging.utils import canonicalize_version
 
+from dpcheck.discover.commit_pins import opacus_history, place_commit_pins
 from dpcheck.discover.installed import InstalledLibrary, find_installed
 from dpcheck.discover.pins import DP_LIBRARIES, Pin, PinProblem, canonical_library, read_pins
 from dpcheck.discover.vendored import find_bundled
@@ -55,19 +56,21 @@ class ProjectFacts:
 
 
 def collect_facts(root: Path, dependency_files: Sequence[Path]) -> ProjectFacts:
-    """Read the pins of ``dependency_files`` (except those of bundled libraries) and look for
-    each DP library's installed source. Different exact pins of one library in one folder are
-    reported as a problem."""
+    """Read the pins of ``dependency_files`` (except those of bundled libraries), place an
+    upstream Opacus commit pin between releases when ``DPCHECK_OPACUS_REPO`` names a clone
+    (``discover.commit_pins``), and look for each DP library's installed source. Different exact
+    pins of one library in one folder are reported as a problem."""
     bundled = {b.library: b for b in find_bundled(root, dependency_files)}
     folders = [b.distribution for b in bundled.values() if b.distribution is not None]
     own = [f for f in dependency_files if not any(d in f.parents for d in folders)]
     result = read_pins(root, own)
+    pins = place_commit_pins(result.pins, opacus_history())
     installed = tuple(
         found for library in DP_LIBRARIES
         if (found := _installed(root, library, bundled.get(library))) is not None
     )
-    problems = result.problems + _conflicts(root, result.pins)
-    return ProjectFacts(root, result.pins, installed, problems)
+    problems = result.problems + _conflicts(root, pins)
+    return ProjectFacts(root, pins, installed, problems)
 
 
 def _installed(root: Path, library: str,

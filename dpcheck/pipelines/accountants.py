@@ -19,7 +19,15 @@ from dpcheck.sites.ir import IR, callee_name, tail_name, walk
 POISSON = "SGM+poisson"
 WITHOUT_REPLACEMENT = "SGM+without-replacement"
 OPACUS_NAMES = {"rdp": "opacus-rdp", "prv": "opacus-prv", "gdp": "opacus-gdp"}
+#: An Opacus engine's accountant when which one is not decided (the default changed from RDP to
+#: PRV in 1.3, or the choice is not a literal): every one of them assumes SGM + Poisson.
+OPACUS_UNDECIDED = "opacus"
 DP_ACCOUNTING = {"RdpAccountant": "dp-accounting-rdp", "PLDAccountant": "dp-accounting-pld"}
+#: TF-Privacy's CLT mu-GDP accountant (``gdp_accountant``, Bu et al. 2019): the ``poisson``
+#: functions assume Poisson subsampling, the ``uniform`` ones sampling without replacement; all
+#: take ``(epoch, noise_multi, n, batch_size[, delta])``.
+GDP_CLT = {"compute_eps_poisson": POISSON, "compute_mu_poisson": POISSON,
+           "compute_eps_uniform": WITHOUT_REPLACEMENT, "compute_mu_uniform": WITHOUT_REPLACEMENT}
 OPACUS_CLASSES = {"RDPAccountant": "opacus-rdp", "PRVAccountant": "opacus-prv",
                   "GaussianAccountant": "opacus-gdp"}
 
@@ -68,12 +76,20 @@ class AccountantFinder:
     def __init__(self, index: ProjectIndex, engine_default: str | None) -> None:
         self.index = index
         self.engine_default = engine_default
+        self._attached: dict[str, tuple[Ctx, str]] = {}
 
     def find(self, scopes: Iterable[Ctx]) -> list[AccountantCall]:
         """Accountant calls, merged per accountant (the event, the ``compose``/``step`` and the
         ``get_epsilon`` of one accountant are one ``AccountantCall``), in source order."""
         found: list[AccountantCall] = []
-        for where, stmt, node in self.index.calls(scopes):
+        calls = list(self.index.calls(scopes))
+        # Opacus 0.x ``engine.attach(optimizer)`` sets ``optimizer.privacy_engine = engine``
+        self._attached = {
+            f"{node[2][0][1]}.privacy_engine": (where, name.rpartition(".")[0])
+            for where, _, node in calls
+            if (name := callee_name(node) or "").endswith(".attach") and len(node[2]) == 1
+            and node[2][0][0] == "r"}
+        for where, stmt, node in calls:
             call = self._classify(node, where) or self._stepping(node, where, stmt)
             if call is not None:
                 _scaled_steps(call, stmt["e"])
@@ -126,6 +142,10 @@ class AccountantFinder:
                 "N": (0, ("n", "number_of_examples")), "batch_size": (1, ("batch_size",)),
                 "sigma": (2, ("noise_multiplier",)), "epochs": (3, ("epochs", "num_epochs")),
                 "delta": (4, ("delta",))}))
+        if tail in GDP_CLT:
+            return AccountantCall.of("tf-privacy-gdp", GDP_CLT[tail], ctx, node, _pick(node, {
+                "epochs": (0, ("epoch",)), "sigma": (1, ("noise_multi",)), "N": (2, ("n",)),
+                "batch_size": (3, ("batch_size",)), "delta": (4, ("delta",))}))
         if tail == "compute_rdp":
             owner = "opacus-rdp" if qualified.startswith("opacus") else "tf-privacy-rdp"
             return AccountantCall.of(owner, POISSON, ctx, node, _pick(node, {
@@ -168,10 +188,10 @@ class AccountantFinder:
         base = name.rsplit(".", 1)[0]
         if base.endswith(".accountant"):
             base = base[: -len(".accountant")]
-        binding = self.index.attribute(base, ctx)
-        engine = binding.ir if binding is not None and binding.ir is not None else None
-        if engine is None or engine[0] != "call":
+        built = self._constructed(base, ctx)
+        if built is None:
             return None
+        engine, engine_ctx = built
         engine_name = callee_name(engine) or ""
         engine_tail = tail_name(engine_name)
         delta = _pick(node, {"delta": (0, ("delta", "target_delta"))})
@@ -179,7 +199,7 @@ class AccountantFinder:
             return AccountantCall.of(OPACUS_CLASSES[engine_tail], POISSON, ctx, node, delta)
         if engine_tail in DP_ACCOUNTING:
             return AccountantCall.of(DP_ACCOUNTING[engine_tail], POISSON, ctx, node, delta)
-        if not is_opacus_engine(self.index, engine, replace(binding.ctx, line=binding.line)):
+        if not is_opacus_engine(self.index, engine, engine_ctx):
             return None
         choice = engine[3].get("accountant")
         if choice is not None and choice[0] == "s" and choice[1] in OPACUS_NAMES:
@@ -187,11 +207,30 @@ class AccountantFinder:
         elif choice is None and self.engine_default:
             accountant = self.engine_default
         else:
-            accountant = "unknown"
+            accountant = OPACUS_UNDECIDED
         if node[3].get("target_delta") is not None:
             delta = {"delta": node[3]["target_delta"]}
-        return AccountantCall.of(accountant, POISSON if accountant != "unknown" else "unknown",
-                              ctx, node, delta)
+        return AccountantCall.of(accountant, POISSON, ctx, node, delta)
+
+    def _constructed(self, name: str, ctx: Ctx, depth: int = 0) -> tuple[IR, Ctx] | None:
+        """The constructor call that built the object ``name`` reads at ``ctx``, and where to
+        read it. A parameter (``train(..., privacy_engine)``) is followed to what its callers
+        pass, when they all pass the same object; ``optimizer.privacy_engine`` to the engine
+        attached to that optimizer."""
+        if name in self._attached and depth == 0:
+            return self._constructed(self._attached[name][1], self._attached[name][0], 1)
+        binding = self.index.attribute(name, ctx)
+        if binding is None or depth > 4:
+            return None
+        if binding.kind == "param" and binding.ir is None:
+            built: dict[str | None, tuple[IR, Ctx] | None] = {}
+            for where, arg in self.index.arguments(binding):
+                found = self._constructed(arg[1], where, depth + 1) if arg[0] == "r" else None
+                built[repr(found[0]) if found else None] = found
+            return next(iter(built.values())) if len(built) == 1 else None
+        if binding.ir is None or binding.ir[0] != "call" or binding.index:
+            return None
+        return binding.ir, replace(binding.ctx, line=binding.line)
 
 
 def _scaled_steps(call: AccountantCall, statement: IR) -> None:

@@ -1,10 +1,14 @@
 """Link sites into pipelines: one per training entry point, classified and parametrised.
 
 Entry points are scripts (a ``__main__`` block, module-level loops or calls) and, for DP code that no
-script reaches, the outermost project function that runs it. The scopes an entry reaches through
-project calls are analysed together: an Opacus usage or a hand-written DP-SGD update makes a
-pipeline; its normalization and sampling give the mechanism (``mechanism``), accountant calls
-give what is assumed, and the parameters are resolved statically with provenance.
+script reaches, the outermost project function that runs it (never a method of a local engine
+class: a copy, fork or subclass of the Opacus engine is library code). The scopes an entry reaches
+through project calls are analysed together, leaving out the arms of a dispatch on a configured
+value (``if args.algorithm == "DPSGD"``) that its defaults skip, so an entry that can run several
+training methods is the pipeline of its default one. An Opacus usage or a hand-written DP-SGD
+update makes a pipeline; its normalization and sampling give the mechanism (``mechanism``),
+accountant calls give what is assumed, and the parameters are resolved statically with
+provenance.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from dpcheck.model import NO_ACCOUNTANT, Accountant, Evidence, Pipeline, Span
 from dpcheck.pipelines.accountants import AccountantCall, AccountantFinder
@@ -22,6 +27,7 @@ from dpcheck.pipelines.params import ParamCollector
 from dpcheck.pipelines.sampling import SamplingAnalyzer
 from dpcheck.pipelines.tf_privacy import find_optimizer
 from dpcheck.pipelines.tf_privacy import normalization as tf_normalization
+from dpcheck.pipelines.values import Evaluator
 from dpcheck.pipelines.versions import resolve_opacus
 from dpcheck.project import Project
 from dpcheck.sites.ir import IR, callee_name, tail_name
@@ -63,6 +69,8 @@ class PipelineBuilder:
         self.project = project
         self.index = ProjectIndex(project)
         self.handwritten = HandwrittenAnalyzer(self.index)
+        self.evaluator = Evaluator(self.index)
+        self._pruned: set[Span] = set()
 
     def build(self) -> list[Pipeline]:
         pipelines: list[Pipeline] = []
@@ -103,23 +111,71 @@ class PipelineBuilder:
                     for s in stmts):
                 yield Ctx(path, "<module>")
 
-    def _callees(self, ctx: Ctx) -> Iterator[Ctx]:
-        for where, _, node in self.index.calls([ctx]):
-            names = [callee_name(node)] + [a[1] for a in node[2] if a[0] == "r"]
-            for name in names:
+    def _callees(self, ctx: Ctx) -> Iterator[tuple[Ctx, tuple[Span, ...]]]:
+        """The project functions ``ctx`` calls, passes as an argument (positional or keyword:
+        ``Estimator(model_fn=fn)``, ``app.run(main)``) or returns (an estimator ``input_fn``
+        factory returns its nested ``input_fn``), each with the dispatch tests that skip the
+        call under the default configuration (none: the call runs)."""
+        for where, stmt, node in self.index.calls([ctx]):
+            skipped = tuple(Span(where.path, line) for line, runs in self._dispatch(where, stmt)
+                            if not runs)
+            passed = [a[1] for a in (*node[2], *node[3].values()) if a[0] == "r"]
+            for name in [callee_name(node), *passed]:
                 if name:
-                    yield from self.index.functions(name, where)
+                    yield from ((f, skipped) for f in self._functions(name, where))
+        for where, stmt in self.index.statements([ctx]):
+            if stmt["k"] == "return" and stmt["e"][0] == "r":
+                yield from ((f, ()) for f in self._functions(stmt["e"][1], where))
+
+    def _functions(self, name: str, where: Ctx) -> list[Ctx]:
+        """The project functions ``name`` may be at ``where``, including a function defined
+        inside the reading scope or one enclosing it (a closure)."""
+        found = self.index.functions(name, where)
+        summary = self.index.summary(where.path) if not found and "." not in name else None
+        scope = where.scope
+        while summary is not None and scope != "<module>":
+            if scope not in summary["classes"] and f"{scope}.{name}" in summary["scopes"]:
+                return [Ctx(where.path, f"{scope}.{name}")]
+            scope = scope.rpartition(".")[0] or "<module>"
+        return found
+
+    def _dispatch(self, ctx: Ctx, stmt: dict[str, Any]) -> Iterator[tuple[int, bool]]:
+        """The dispatch ``if`` arms ``stmt`` sits in (tests comparing a value with a literal,
+        ``args.algorithm == "DPSGD"``) whose test is decided under the default configuration:
+        (if line, whether the statement's arm runs)."""
+        for line, arm in stmt.get("br", ()):
+            test = self.index.if_test(ctx, line)
+            if test is None or not _dispatch_test(test):
+                continue
+            holds = self.evaluator.truth(test, Ctx(ctx.path, ctx.scope, line))
+            if holds is not None:
+                yield line, holds == (arm == 0)
+
+    def _dispatch_evidence(self) -> list[Evidence]:
+        """The dispatch tests of the last reach that left a project function out of it."""
+        return [Evidence("dispatch", span, "an arm of this dispatch does not run under the "
+                         "default configuration: the project functions it calls are not analysed")
+                for span in sorted(self._pruned, key=lambda s: (s.path, s.line))]
 
     def _reach(self, entry: Ctx) -> list[Ctx]:
+        """The scopes ``entry`` reaches through project calls, leaving out the calls in a
+        dispatch arm the default configuration skips (an entry that dispatches to several
+        training methods runs the one its option defaults select)."""
+        self.index.reach = frozenset()
         seen = {entry}
         order = [entry]
         queue = deque([entry])
+        skipped: dict[Ctx, set[Span]] = {}
         while queue and len(order) < MAX_SCOPES:
-            for callee in self._callees(queue.popleft()):
-                if callee not in seen:
+            for callee, tests in self._callees(queue.popleft()):
+                if tests:
+                    skipped.setdefault(callee, set()).update(tests)
+                elif callee not in seen:
                     seen.add(callee)
                     order.append(callee)
                     queue.append(callee)
+        self._pruned = {test for callee, tests in skipped.items() if callee not in seen
+                        for test in tests}
         return order
 
     def _dp_functions(self) -> Iterator[Ctx]:
@@ -131,7 +187,8 @@ class PipelineBuilder:
                 ctx = Ctx(where.path, where.scope)
                 summary = self.index.summary(where.path)
                 if ctx in seen or self.index.skipped(where.path) or not summary \
-                        or ctx.scope == "<module>" or ctx.scope in summary["classes"]:
+                        or ctx.scope == "<module>" or ctx.scope in summary["classes"] \
+                        or _engine_method(summary, ctx.scope):
                     continue
                 seen.add(ctx)
                 if find_usage(self.index, [ctx]) or self.handwritten.analyze([ctx]).noise:
@@ -145,16 +202,24 @@ class PipelineBuilder:
             current = frontier.pop()
             callers = [Ctx(w.path, w.scope) for w, _ in self.index.call_sites(current)
                        if not self.index.skipped(w.path)]
-            callers = [c for c in callers if c not in seen and c.scope != "<module>"]
+            callers = [c for c in callers if c.scope != "<module>" and c != current]
             if not callers:
                 tops.append(current)
             for caller in callers:
-                seen.add(caller)
-                frontier.append(caller)
+                if caller not in seen:
+                    seen.add(caller)
+                    frontier.append(caller)
         return tops
 
     # -- classification -----------------------------------------------------------------------
     def _pipeline(self, entry: str, ctx: Ctx, scopes: list[Ctx]) -> Pipeline | None:
+        self.index.reach = frozenset((c.path, c.scope) for c in scopes)
+        try:
+            return self._classified(entry, ctx, scopes)
+        finally:
+            self.index.reach = frozenset()
+
+    def _classified(self, entry: str, ctx: Ctx, scopes: list[Ctx]) -> Pipeline | None:
         usage = find_usage(self.index, scopes)
         update = self.handwritten.analyze(scopes) if usage is None else None
         optimizer = find_optimizer(self.index, scopes) if usage is None else None
@@ -171,7 +236,9 @@ class PipelineBuilder:
         params = ParamCollector(self.index, self.project.overrides)
         values = params.collect(usage, update, sampling, accountants, scopes, optimizer)
         accountant = self._accountant(accountants, params)
-        evidence = [*sampling.evidence, *analysis.evidence]
+        evidence = [*self._dispatch_evidence(), *sampling.evidence, *analysis.evidence]
+        if params.accumulation is not None:
+            evidence.append(params.accumulation.evidence())
         if accountant.span is not None:
             evidence.append(Evidence("accountant", accountant.span,
                                      f"{accountant.name} assumes {accountant.assumes}"))
@@ -196,7 +263,7 @@ class PipelineBuilder:
                         evidence=tuple(evidence), library=analysis.library)
 
     def _opacus(self, usage: OpacusUsage, path: str) -> _Analysis:
-        resolution = resolve_opacus(self.project, path)
+        resolution = resolve_opacus(self.project, path, usage)
         span = Span(usage.ctx.path, *usage.call[4])
         library_evidence = Evidence("library", resolution.span or span,
                                     resolution.reason or f"{resolution.library} (version table)")
@@ -238,7 +305,8 @@ class PipelineBuilder:
         return _Analysis(norm, why, evidence, "tensorflow-privacy", anchor=span)
 
     def _handwritten(self, update: HandwrittenUpdate) -> _Analysis:
-        evidence = [*update.per_sample[:1], *update.clip[:1], *update.noise[:1]]
+        evidence = [*update.per_sample[:1], *update.clip[:1], *update.inverted[:1],
+                    *update.noise[:1]]
         anchor = update.updates[0].span
         kinds = {d.dep.kind for d in update.divisors}
         evidence.extend(Evidence("divisor", d.span, f"{d.dep.kind}: {d.text}"
@@ -269,6 +337,25 @@ class PipelineBuilder:
         resolved = params.accountant_args(chosen)
         return Accountant(chosen.name, chosen.assumes, chosen.span, resolved.get("q"),
                           resolved.get("steps"), resolved.get("sigma"))
+
+
+def _dispatch_test(test: IR) -> bool:
+    """An ``if`` test comparing a value with a string or number literal, alone or inside
+    ``and``/``or``: the form of a dispatch on a configuration option."""
+    if test[0] == "cmp" and test[1] in ("==", "!="):
+        return any(side[0] in ("s", "n") for side in test[2:4])
+    if test[0] == "?" and test[1] in ("and", "or"):
+        return any(_dispatch_test(part) for part in test[2:])
+    return False
+
+
+def _engine_method(summary: dict[str, Any], scope: str) -> bool:
+    """Whether ``scope`` is a method of a class that implements an Opacus engine entry point
+    (``make_private``/``attach``): a local copy, fork or subclass of the engine is library code,
+    reached from the user's calls, never a training entry of its own."""
+    owner = summary["scopes"][scope].get("class")
+    return bool(owner) and any(f"{owner}.{name}" in summary["scopes"]
+                               for name in (*ENTRY_CALLS, "attach"))
 
 
 def build_pipelines(project: Project) -> list[Pipeline]:

@@ -381,8 +381,25 @@ class DivisorClassifier:
                         return _unknown(f"{ir[1]} is unpacked from an expression not followed")
                     value = value[1][position]
                 return self.classify(value, where, depth + 1)
-            return self.classify(binding.ir, where, depth + 1)
+            start = self.classify(binding.ir, where, depth + 1)
+            added = self._added(binding, depth)
+            return start if added is None else start | added
         return _unknown(f"{ir[1]} is a {binding.kind}, not a number")
+
+    def _added(self, binding: Binding, depth: int) -> Dep | None:
+        """What a running total adds up in the scope that starts it (``seen += len(x)`` over
+        accumulated micro-batches): a total of realized batch sizes is realized. None when
+        nothing is added to it."""
+        scope = self.index.scope(binding.ctx)
+        terms = [(Ctx(binding.ctx.path, binding.ctx.scope, stmt["line"]), stmt["e"])
+                 for stmt in (scope["stmts"] if scope else [])
+                 if stmt["k"] == "aug" and stmt["t"] == binding.name and stmt.get("op") == "+"]
+        if not terms:
+            return None
+        result = Dep()
+        for where, term in terms:
+            result = result | self.classify(term, where, depth + 1)
+        return result
 
     def _param(self, binding: Binding, depth: int) -> Dep:
         results = [self.classify(arg, where, depth + 1)

@@ -5,6 +5,12 @@ local variables ("taint"), only through arithmetic and tensor-arithmetic calls, 
 the *input* and pushed through ``model(x)`` never reaches the update. A scope set is a DP-SGD
 update only with noise that reaches gradients, clipping, and per-sample evidence; noise on the
 whole gradient after one global ``clip_grad_norm_`` is therefore not a pipeline.
+
+PyTorch, JAX/NumPy and TensorFlow 2 idioms are read alike: per-sample gradients from ``vmap``,
+BackPACK's ``grad_batch``/``batch_l2``, ``tf.vectorized_map``/``pfor`` or a tape's
+``jacobian``; TF divisors through ``tf.cast`` and ``tf.shape(x)[0]``; updates handed to
+``apply_gradients``. A clip factor bounded the wrong way round (``min(norm/C, 1)``) is kept as
+evidence: it does not bound the per-example sensitivity.
 """
 
 from __future__ import annotations
@@ -18,24 +24,45 @@ from dpcheck.pipelines.divisor import Dep, DivisorClassifier
 from dpcheck.pipelines.index import Ctx, ProjectIndex
 from dpcheck.sites.ir import IR, callee_name, tail_name, walk
 
-NOISE_TAILS = frozenset({"normal", "randn", "randn_like", "normal_", "standard_normal", "gauss"})
+#: Gaussian draws: torch, numpy (``rng.normal``), JAX, TF (``tf.random.normal``, the seeded
+#: ``tf.random.stateless_normal``, TF1/Keras ``random_normal``) and ``random.gauss``.
+NOISE_TAILS = frozenset({"normal", "randn", "randn_like", "normal_", "standard_normal", "gauss",
+                         "stateless_normal", "random_normal"})
 NOISE_EXCLUDED = ("nn.init.", "torch.nn.init.", "init.")
 CLIP_CALLS = frozenset({"clip_grad_norm_", "clip_grad_norm", "clip_by_norm",
                         "clip_by_global_norm", "clip_by_value_norm"})
 BOUND_CALLS = frozenset({"clamp", "clamp_", "clip", "clip_", "min", "max", "minimum", "maximum",
-                         "where"})
+                         "where", "clamp_max", "clamp_min", "clip_by_value"})
+#: Bounds from above (``min(x, 1)``) and from below (``max(x, 1)``), for the clip-factor check.
+UPPER_BOUNDS = frozenset({"min", "minimum", "clamp_max"})
+LOWER_BOUNDS = frozenset({"max", "maximum", "clamp_min"})
+#: Per-sample gradients: ``vmap``/``jacrev`` (JAX, torch.func), BackPACK's ``BatchGrad``, TF's
+#: ``vectorized_map``/``pfor`` over examples and ``GradientTape.jacobian`` of a loss vector.
 PER_SAMPLE_CALLS = frozenset({"vmap", "jacrev", "BatchGrad", "per_sample_grads",
-                              "compute_per_sample_gradients"})
+                              "compute_per_sample_gradients", "vectorized_map", "pfor",
+                              "jacobian", "batch_jacobian"})
+#: Attributes holding per-sample gradients or norms: Opacus ``grad_sample``, BackPACK
+#: ``grad_batch`` (``BatchGrad``) and ``batch_l2`` (``BatchL2Grad``), ``per_sample_*`` names.
+PER_SAMPLE_NAMES = ("grad_sample", "per_sample", "grad_batch", "batch_l2")
+#: Tensor conversions that keep the value of their first argument (``tf.cast(n, tf.float32)``).
+CASTS = frozenset({"cast", "convert_to_tensor", "constant"})
+MEAN_CALLS = frozenset({"mean", "reduce_mean"})
 GRAD_CALLS = frozenset({"backward", "grad", "value_and_grad", "gradient"})
 ARITH_CALLS = frozenset({
     "sum", "add", "add_", "sub", "sub_", "mul", "mul_", "div", "div_", "true_divide", "stack",
     "cat", "concatenate", "mean", "clone", "detach", "reshape", "view", "to", "copy_", "float",
-    "normal", "randn", "randn_like", "normal_", "standard_normal", "tensor", "zeros_like",
+    "normal", "randn", "randn_like", "normal_", "standard_normal", "stateless_normal",
+    "random_normal", "tensor", "zeros_like",
     "flatten", "squeeze", "unsqueeze", "tree_map", "asarray", "array", "multiply", "divide",
     "einsum", "matmul", "dot", "tensordot", "where", "pow", "sqrt", "zip", "items", "values",
+    "reduce_sum", "reduce_mean", "add_n", "cast", "convert_to_tensor", "identity",
+    # Optimizer steps that take the update itself (TF ``apply_gradients(zip(grads, vars))``,
+    # optax ``apply_updates``): a noisy gradient handed to them is applied.
+    "apply_gradients", "apply_updates",
 })
 PARAMETER_CALLS = frozenset({"parameters", "named_parameters", "trainable_variables"})
-INPLACE = frozenset({"add_", "sub_", "mul_", "div_", "copy_"})
+#: Methods that change their receiver (``acc.add_(g)``, ``norms.append(p.batch_l2)``).
+INPLACE = frozenset({"add_", "sub_", "mul_", "div_", "copy_", "append"})
 DIVIDE_CALLS = frozenset({"div", "div_", "true_divide"})
 #: Multiplications by a reciprocal (``g.mul_(1.0 / lot)``) divide by the reciprocal's divisor.
 RECIPROCAL_CALLS = frozenset({"mul", "mul_", "multiply"})
@@ -60,6 +87,7 @@ class HandwrittenUpdate:
     divisors: list[Divisor] = field(default_factory=list)
     updates: list[Evidence] = field(default_factory=list)
     opaque: list[Evidence] = field(default_factory=list)
+    inverted: list[Evidence] = field(default_factory=list)
     noise_calls: list[tuple[Ctx, IR, IR]] = field(default_factory=list)
     clip_calls: list[tuple[Ctx, IR]] = field(default_factory=list)
     per_sample_names: set[str] = field(default_factory=set)
@@ -75,12 +103,14 @@ def _refs(ir: IR) -> Iterator[str]:
             yield node[1]
 
 
-def _targets(target: Any) -> Iterator[str]:
+def assigned_names(target: Any) -> Iterator[str]:
+    """The names a summary statement target binds (``x``, ``a.b``, ``x[]`` as ``x``, the
+    names of an unpacking list)."""
     if isinstance(target, str):
         yield target.removesuffix("[]")
     elif isinstance(target, list):
         for item in target:
-            yield from _targets(item)
+            yield from assigned_names(item)
 
 
 def _touches(names: Iterable[str], tainted: set[str]) -> bool:
@@ -116,6 +146,35 @@ def is_clip_call(node: IR) -> bool:
     return tail in CLIP_CALLS or (tail in BOUND_CALLS and mentions_norm(node))
 
 
+def clip_factor_inverted(node: IR) -> bool:
+    """A per-example clip factor bounded the wrong way round: ``min(norm/C, 1)``
+    (``clamp_max``, ``clamp(max=1)``) or ``max(C/norm, 1)``. The right factors are
+    ``min(C/norm, 1)`` to multiply by and ``max(norm/C, 1)`` to divide by; the inverted ones
+    scale a large gradient *up* (or leave it unbounded), so C bounds nothing."""
+    tail = tail_name(callee_name(node))
+    keyword = {"max", "min"} & set(node[3]) if tail in BOUND_CALLS else set()
+    upper = tail in UPPER_BOUNDS or keyword == {"max"}
+    lower = tail in LOWER_BOUNDS or keyword == {"min"}
+    for ratio in walk(node):
+        if ratio[0] != "b" or ratio[1] != "/":
+            continue
+        norm_above, norm_below = mentions_norm(ratio[2]), mentions_norm(ratio[3])
+        if norm_above != norm_below:
+            return (upper and norm_above) or (lower and norm_below)
+    return False
+
+
+def _uncast(ir: IR) -> IR:
+    """A divisor in the form the divisor classifier reads: the value inside tensor conversions
+    (``tf.cast(n, tf.float32)`` is ``n``), and TF's ``tf.shape(x)[0]`` as ``x.shape[0]``."""
+    while ir[0] == "call" and tail_name(callee_name(ir)) in CASTS and ir[2]:
+        ir = ir[2][0]
+    if ir[0] == "i" and ir[1][0] == "call" and tail_name(callee_name(ir[1])) == "shape" \
+            and len(ir[1][2]) == 1:
+        return ["i", ["a", ir[1][2][0], "shape"], ir[2]]
+    return ir
+
+
 def _row_norm(node: IR) -> bool:
     return "norm" in tail_name(callee_name(node)) and any(k in node[3] for k in ("dim", "axis"))
 
@@ -128,6 +187,7 @@ class HandwrittenAnalyzer:
         self.divisors = DivisorClassifier(index)
         self._clipping: dict[Ctx, bool] = {}
         self._per_sample_functions: dict[Ctx, bool] = {}
+        self._targets: dict[tuple[str, Ctx], Ctx | None] = {}
 
     def analyze(self, scopes: Iterable[Ctx]) -> HandwrittenUpdate:
         result = HandwrittenUpdate()
@@ -154,7 +214,7 @@ class HandwrittenAnalyzer:
                 if dep.kind == "realized":
                     return True
             else:
-                targets = list(_targets(header["t"]))
+                targets = list(assigned_names(header["t"]))
                 if targets:
                     binding = self.index.bind(targets[-1], Ctx(ctx.path, ctx.scope,
                                                                header["line"] + 1))
@@ -177,7 +237,7 @@ class HandwrittenAnalyzer:
             where = Ctx(ctx.path, ctx.scope, stmt["line"])
             calls = [n for n in walk(expr) if n[0] == "call"]
             refs = set(_refs(expr))
-            targets = set(_targets(stmt["t"]))
+            targets = set(assigned_names(stmt["t"]))
             for node in calls:
                 if tail_name(callee_name(node)) in INPLACE and node[1][0] == "r":
                     targets.add(node[1][1].rsplit(".", 1)[0])
@@ -186,6 +246,11 @@ class HandwrittenAnalyzer:
             for node in clip_here:
                 result.clip.append(Evidence("clip", self._span(ctx, stmt, node),
                                             stmt.get("src", "clipping")))
+                if clip_factor_inverted(node):
+                    result.inverted.append(Evidence("clip", self._span(ctx, stmt, node), (
+                        "clip factor inverted: the bound is taken of norm/C (or C/norm) the wrong "
+                        "way round, so the factor grows with the gradient norm and per-example "
+                        "sensitivity is unbounded")))
                 result.clip_calls.append((where, node))
             noise_here = [n for n in calls if is_noise_call(n)]
             flows = self._arith_flow(expr, refs)
@@ -228,9 +293,19 @@ class HandwrittenAnalyzer:
             elif _touches(refs, clipped):
                 self._mean_divisor(where, stmt, clipped, result)
 
+    def _function(self, callee: str | None, ctx: Ctx) -> Ctx | None:
+        """The project function ``callee`` names at ``ctx`` (memoised: every statement asks
+        about each of its names and calls, pipeline after pipeline)."""
+        if not callee:
+            return None
+        key = (callee, ctx)
+        if key not in self._targets:
+            self._targets[key] = self.index.function(callee, ctx)
+        return self._targets[key]
+
     def _clips(self, callee: str | None, ctx: Ctx) -> bool:
         """Whether ``callee`` is a project function that clips (its result is clipped)."""
-        target = self.index.function(callee, ctx) if callee else None
+        target = self._function(callee, ctx)
         if target is None:
             return False
         if target not in self._clipping:
@@ -248,7 +323,7 @@ class HandwrittenAnalyzer:
         reaches them, so per-sample machinery that clipping never touches does not count."""
         tainted = result.per_sample_names
         where = Ctx(ctx.path, ctx.scope, stmt["line"])
-        seeded = any("grad_sample" in r or "per_sample" in r for r in refs) or any(
+        seeded = any(word in r for r in refs for word in PER_SAMPLE_NAMES) or any(
             tail_name(callee_name(n)) in PER_SAMPLE_CALLS or _row_norm(n)
             or self._per_sample_function(callee_name(n), where) for n in calls)
         in_examples = stmt["loop"] >= 0 and any(
@@ -268,7 +343,7 @@ class HandwrittenAnalyzer:
     def _per_sample_function(self, callee: str | None, ctx: Ctx) -> bool:
         """Whether ``callee`` is a project function computing per-sample gradients (``vmap``,
         or gradients taken inside a loop over examples)."""
-        target = self.index.function(callee, ctx) if callee else None
+        target = self._function(callee, ctx)
         if target is None:
             return False
         if target not in self._per_sample_functions:
@@ -345,7 +420,7 @@ class HandwrittenAnalyzer:
     def _mean_divisor(self, ctx: Ctx, stmt: dict[str, Any], clipped: set[str],
                       result: HandwrittenUpdate) -> None:
         for node in walk(stmt["e"]):
-            if node[0] == "call" and tail_name(callee_name(node)) == "mean":
+            if node[0] == "call" and tail_name(callee_name(node)) in MEAN_CALLS:
                 base = set(self._arith_flow(node[1][1], set())) if node[1][0] == "a" else {
                     (callee_name(node) or "").rsplit(".", 1)[0]}
                 inputs = base | set().union(*(self._arith_flow(a, set()) for a in node[2]))
@@ -356,7 +431,7 @@ class HandwrittenAnalyzer:
 
     def _add(self, ctx: Ctx, divisor: IR, span: Span, text: str, result: HandwrittenUpdate,
              floor: bool = False) -> None:
-        dep = self.divisors.classify(divisor, ctx)
+        dep = self.divisors.classify(_uncast(divisor), ctx)
         if floor and dep.n:
             dep = Dep(n=True, floor=True)
         result.divisors.append(Divisor(dep, span, text))

@@ -14,18 +14,21 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from functools import lru_cache
-from typing import Any
+from typing import Any, TypeVar
 
 from dpcheck.project import Project
 from dpcheck.sites.ir import IR, callee_name, tail_name, walk
 
 Summary = dict[str, Any]
+T = TypeVar("T")
 #: Tests and vendored copies: never entry points, and their calls never feed a user pipeline.
 SKIPPED = re.compile(r"(^|/)(tests?|testing|vendor|vendored|third_party|site-packages)/|"
                      r"(^|/)test_[^/]*\.py$|_test\.py$|(^|/)conftest\.py$")
 ARGS_PARSERS: frozenset[str] = frozenset({"parse_args", "parse_known_args"})
 #: The absl flag-values object: ``FLAGS.x`` (or ``flags.FLAGS.x``) reads ``DEFINE_*("x", ...)``.
 ABSL_FLAGS = "FLAGS"
+#: How many hops (assignments, returns, callers, factories) a class or function is followed.
+MAX_CHAIN = 16
 
 
 @dataclass(frozen=True)
@@ -81,6 +84,14 @@ class ProjectIndex:
         self._paths = frozenset(project.paths)
         self._call_index: dict[str, list[tuple[Ctx, IR]]] | None = None
         self._aliases: dict[str, set[str]] | None = None
+        self._assigned_from: dict[str, set[str]] | None = None
+        self._method_names: frozenset[str] | None = None
+        self._functions: dict[tuple[str, Ctx, frozenset[tuple[str, str]]], Ctx | None] = {}
+        self._param_classes: dict[tuple[str, str, str, frozenset[tuple[str, str]]],
+                                  Ctx | None] = {}
+        #: The scopes of the pipeline being classified: a function's callers inside it are
+        #: preferred to the others (a helper shared by several entries gets each entry's own).
+        self.reach: frozenset[tuple[str, str]] = frozenset()
         self.module_path = lru_cache(maxsize=None)(self._module_path)
         self.receivers = lru_cache(maxsize=None)(self._receivers)
         # The library view of ``dpcheck history`` (pipelines/library.py) has no facts.
@@ -155,6 +166,12 @@ class ProjectIndex:
         for param, default in scope["params"]:
             if param == name:
                 return Binding("param", default, ctx, scope["line"], name=param)
+        nested = f"{ctx.scope}.{name}"
+        if nested in summary["scopes"] and ctx.scope not in summary["classes"] \
+                and ctx.scope != "<module>":
+            kind = "class" if nested in summary["classes"] else "function"
+            return Binding(kind, None, Ctx(ctx.path, nested), summary["scopes"][nested]["line"],
+                           name=nested)
         if ctx.scope != "<module>":
             parent = ctx.scope.rsplit(".", 1)[0] if "." in ctx.scope else "<module>"
             if parent in summary["classes"]:
@@ -211,7 +228,8 @@ class ProjectIndex:
                 continue
             for entry in summary["argparse"]:
                 if entry["dest"] == dest:
-                    return Binding("option", entry["default"], Ctx(candidate, "<module>"),
+                    default = entry["default"] or _implicit_default(summary, entry)
+                    return Binding("option", default, Ctx(candidate, "<module>"),
                                    entry["line"], name=dest)
         return None
 
@@ -274,16 +292,34 @@ class ProjectIndex:
         unique = {(b.kind, b.ctx, b.line, b.name) if b else None for b in found}
         return found[0] if len(unique) == 1 else None
 
-    def arguments(self, param: Binding) -> Iterator[tuple[Ctx, IR]]:
-        """What the callers of a parameter's function pass for it, with where they pass it."""
+    def arguments(self, param: Binding) -> list[tuple[Ctx, IR]]:
+        """What the callers of a parameter's function pass for it, with where they pass it
+        (only the callers inside ``reach`` when there are any)."""
         scope = self.scope(param.ctx)
         names = [p[0] for p in scope["params"]] if scope else []
+        passed: list[tuple[Ctx, IR]] = []
         for where, call in self.call_sites(param.ctx):
             if self.skipped(where.path) and not self.skipped(param.ctx.path):
                 continue
             arg = argument(call, names, param.name)
-            if arg is not None:
-                yield where, arg
+            if arg is not None and not self._undeclared_option(arg, where):
+                passed.append((where, arg))
+        return self.in_reach(passed)
+
+    def _undeclared_option(self, arg: IR, ctx: Ctx) -> bool:
+        """Whether ``arg`` is the item ``name`` of ``**vars(parser.parse_args())`` while the
+        file's parser declares options but not ``name``: the keyword is not passed at all (the
+        parameter keeps its default), whatever another script declares."""
+        if arg[0] != "a" or arg[1][0] != "call" or tail_name(callee_name(arg[1])) != "vars":
+            return False
+        summary = self.summary(ctx.path)
+        declared = {entry["dest"] for entry in summary["argparse"]} if summary else set()
+        return bool(declared) and arg[2] not in declared
+
+    def in_reach(self, found: list[tuple[Ctx, T]]) -> list[tuple[Ctx, T]]:
+        """The items of ``found`` located inside ``reach``, or all of them if none is."""
+        own = [item for item in found if (item[0].path, item[0].scope) in self.reach]
+        return own or found
 
     def parsed_option(self, call: IR, ctx: Ctx, attr: str) -> Binding | None:
         """Option ``attr`` of a ``parser.parse_args()`` call, or of ``vars()`` of parsed args
@@ -335,11 +371,23 @@ class ProjectIndex:
         (``opt.lot = len(x)`` then ``opt.noisy_step()``): the value ``self.attr`` holds in the
         method, overriding what the class set. None unless exactly one binding is found."""
         found: dict[tuple[Ctx, int], Binding] = {}
-        for where, base in self.receivers(Ctx(method.path, method.scope)):
-            binding = self.bind(f"{base}.{attr}", where)
-            if binding is not None:
+        receivers = self.in_reach(list(self.receivers(Ctx(method.path, method.scope))))
+        for where, base in receivers:
+            for binding in self._set_attribute(base, attr, where):
                 found[(binding.ctx, binding.line)] = binding
         return next(iter(found.values())) if len(found) == 1 else None
+
+    def _set_attribute(self, base: str, attr: str, where: Ctx, depth: int = 0) -> list[Binding]:
+        """The assignments to ``base.attr`` that reach ``where``: in its own scope or, when
+        ``base`` is a parameter, in each caller before it passes the object on."""
+        binding = self.bind(f"{base}.{attr}", where)
+        if binding is not None:
+            return [binding]
+        owner = self.bind(base, where)
+        if owner is None or owner.kind != "param" or owner.ir is not None or depth > 4:
+            return []
+        return [found for caller, arg in self.arguments(owner) if arg[0] == "r"
+                for found in self._set_attribute(arg[1], attr, caller, depth + 1)]
 
     def _receivers(self, method: Ctx) -> tuple[tuple[Ctx, str], ...]:
         """Where ``obj.method()`` is called on a named object other than ``self``, and the
@@ -384,8 +432,17 @@ class ProjectIndex:
         value, where = assigned
         return [f for name in _alias_names(value) if (f := self.function(name, where)) is not None]
 
-    def function(self, callee: str, ctx: Ctx) -> Ctx | None:
-        """The project function (or class ``__init__``) a callee name refers to."""
+    def function(self, callee: str, ctx: Ctx, depth: int = 0) -> Ctx | None:
+        """The project function (or class ``__init__``) a callee name refers to; for
+        ``obj.method``, the method of the project class ``obj`` is an instance of."""
+        if depth:
+            return self._function(callee, ctx, depth)
+        key = (callee, ctx, self.reach)
+        if key not in self._functions:
+            self._functions[key] = self._function(callee, ctx, 0)
+        return self._functions[key]
+
+    def _function(self, callee: str, ctx: Ctx, depth: int) -> Ctx | None:
         if callee.startswith("self."):
             scope = self.scope(ctx)
             cls = scope.get("class") if scope else None
@@ -397,26 +454,116 @@ class ProjectIndex:
         binding = self.bind(callee, ctx)
         if binding is None and "." in callee:
             base, _, method = callee.rpartition(".")
-            owner = self.bind(base, ctx)
-            if owner is not None and owner.kind == "assign" and owner.ir is not None \
-                    and owner.ir[0] == "call" and owner.index is None:
-                cls = self.bind(callee_name(owner.ir) or "", owner.ctx)
-                if cls is not None and cls.kind == "class":
-                    qual = f"{cls.name}.{method}"
-                    summary = self.summary(cls.ctx.path)
-                    if summary and qual in summary["scopes"]:
-                        return Ctx(cls.ctx.path, qual)
-            return None
+            cls = self.instance_class(base, ctx, depth + 1) if method in self.method_names() \
+                else self._constructed_class(base, ctx)
+            return self._member(cls, method) if cls is not None else None
         if binding is None:
             return None
-        if binding.kind == "function":
-            return binding.ctx
-        if binding.kind == "class":
-            init = f"{binding.name}.__init__"
-            summary = self.summary(binding.ctx.path)
-            if summary and init in summary["scopes"]:
-                return Ctx(binding.ctx.path, init)
-        return None
+        product = binding if binding.kind in ("function", "class") else \
+            self._factory_product(binding, depth + 1)
+        if product is None:
+            return None
+        if product.kind == "function":
+            return product.ctx
+        return self._member(product.ctx, "__init__")
+
+    def method_names(self) -> frozenset[str]:
+        """The names of the methods the classes of the candidate files define (computed once):
+        only a call ``obj.name()`` with one of them is worth following ``obj`` through
+        parameters and factories."""
+        if self._method_names is None:
+            self._method_names = frozenset(
+                qual.rpartition(".")[2] for path in self.project.candidate_paths()
+                if (summary := self.summary(path))
+                for qual, scope in summary["scopes"].items()
+                if scope.get("class") and qual not in summary["classes"])
+        return self._method_names
+
+    def _constructed_class(self, name: str, ctx: Ctx) -> Ctx | None:
+        """The class of ``name`` when it is assigned a direct call of a project class."""
+        binding = self.bind(name, ctx)
+        assigned = binding.assigned() if binding is not None else None
+        cls = self.bind(callee_name(assigned[0]) or "", assigned[1]) \
+            if assigned is not None and assigned[0][0] == "call" else None
+        return Ctx(cls.ctx.path, cls.name) if cls is not None and cls.kind == "class" else None
+
+    def _member(self, cls: Ctx, name: str) -> Ctx | None:
+        """The method ``name`` defined in the class body of ``cls`` (a class scope)."""
+        summary = self.summary(cls.path)
+        qual = f"{cls.scope}.{name}"
+        return Ctx(cls.path, qual) if summary and qual in summary["scopes"] else None
+
+    def class_named(self, callee: str, ctx: Ctx, depth: int = 0) -> Ctx | None:
+        """The project class a callable name denotes: the class itself, or the class a class
+        factory returns (``NoisySGD = noisy_class(SGD)`` where ``noisy_class`` returns a
+        class defined inside it)."""
+        binding = self.bind(callee, ctx)
+        if binding is not None and binding.kind not in ("function", "class"):
+            binding = self._factory_product(binding, depth + 1)
+        return binding.ctx if binding is not None and binding.kind == "class" else None
+
+    def _factory_product(self, binding: Binding, depth: int) -> Binding | None:
+        """For ``x = factory(...)`` (or ``x, y = factory(...)``), the class or function the
+        project function ``factory`` returns (by name: one defined in it, or any other), if
+        every return agrees."""
+        value = binding.ir
+        if binding.kind != "assign" or value is None or value[0] != "call" or depth > MAX_CHAIN:
+            return None
+        where = replace(binding.ctx, line=binding.line)
+        factory = self.function(callee_name(value) or "", where, depth + 1)
+        found: set[Binding | None] = set()
+        for returned, place in self.returns(factory) if factory is not None else ():
+            for position in binding.index or ():
+                returned = returned[1][position] if returned[0] == "t" \
+                    and position < len(returned[1]) else ["?", "unpacked"]
+            product = self.bind(returned[1], place) if returned[0] == "r" else None
+            found.add(replace(product, ctx=Ctx(product.ctx.path, product.ctx.scope))
+                      if product is not None and product.kind in ("function", "class") else None)
+        return found.pop() if len(found) == 1 else None
+
+    def instance_class(self, name: str, ctx: Ctx, depth: int = 0) -> Ctx | None:
+        """The project class of the object ``name`` holds: built by calling the class (or a
+        name a class factory returned), returned by a project function, or passed in by the
+        callers of the enclosing function (all agreeing). None when not decided."""
+        binding = self.bind(name, ctx) if depth <= MAX_CHAIN else None
+        if binding is None:
+            return None
+        if binding.kind == "param" and binding.ir is None:
+            key = (binding.ctx.path, binding.ctx.scope, binding.name, self.reach)
+            if key not in self._param_classes:
+                self._param_classes[key] = None  # a recursive chain of callers decides nothing
+                found = {self.instance_class(arg[1], where, depth + 1) if arg[0] == "r" else None
+                         for where, arg in self.arguments(binding)}
+                self._param_classes[key] = found.pop() if len(found) == 1 else None
+            return self._param_classes[key]
+        assigned = binding.assigned()
+        return self._made_class(*assigned, depth + 1) if assigned is not None else None
+
+    def _made_class(self, value: IR, ctx: Ctx, depth: int) -> Ctx | None:
+        """The project class of the object an expression evaluates to (see ``instance_class``)."""
+        if value[0] == "r":
+            return self.instance_class(value[1], ctx, depth)
+        if value[0] != "call" or depth > MAX_CHAIN:
+            return None
+        callee = callee_name(value) or ""
+        cls = self.class_named(callee, ctx, depth)
+        if cls is not None:
+            return cls
+        target = self.function(callee, ctx, depth)
+        found = {self._made_class(returned, where, depth + 1)
+                 for returned, where in self.returns(target)} if target is not None else set()
+        return found.pop() if len(found) == 1 else None
+
+    def if_test(self, ctx: Ctx, line: int) -> IR | None:
+        """The test of the ``if`` statement at ``line`` of the scope of ``ctx``."""
+        scope = self.scope(ctx)
+        return scope.get("ifs", {}).get(str(line)) if scope else None
+
+    def returns(self, function: Ctx) -> list[tuple[IR, Ctx]]:
+        """The expressions a project function returns, each with where to read it."""
+        scope = self.scope(function)
+        return [(stmt["e"], Ctx(function.path, function.scope, stmt["line"]))
+                for stmt in (scope["stmts"] if scope else ()) if stmt["k"] == "return"]
 
     def loop_count(self, ctx: Ctx, stmt: dict[str, Any]) -> tuple[Ctx, IR] | None:
         """The iteration count of the ``for ... in range(n)`` directly enclosing ``stmt``."""
@@ -438,7 +585,11 @@ class ProjectIndex:
         for where, node in self.calls_named(short):
             if self.function(callee_name(node) or "", where) == wanted:
                 yield where, node
-        for alias in sorted((self._aliases or {}).get(short, ())):
+        aliases = set((self._aliases or {}).get(short, ()))
+        if len(parts) > 2 and parts[-1] == "__init__":
+            factory = tail_name(".".join(parts[:-2]))
+            aliases.update((self._assigned_from or {}).get(factory, ()))
+        for alias in sorted(aliases):
             for where, node in self.calls_named(alias):
                 if wanted in self.functions(callee_name(node) or "", where):
                     yield where, node
@@ -448,6 +599,7 @@ class ProjectIndex:
         if self._call_index is None:
             self._call_index = {}
             self._aliases = {}
+            self._assigned_from = {}
             for path in self.project.candidate_paths():
                 summary = self.summary(path)
                 for qual, scope in (summary or {}).get("scopes", {}).items():
@@ -457,10 +609,29 @@ class ProjectIndex:
                             for name in _alias_names(stmt["e"]):
                                 self._aliases.setdefault(tail_name(name), set()).add(
                                     tail_name(stmt["t"]))
+                            if stmt["e"][0] == "call":
+                                self._assigned_from.setdefault(
+                                    tail_name(callee_name(stmt["e"])), set()).add(
+                                    tail_name(stmt["t"]))
                         for node in _calls(stmt["e"]):
                             name = tail_name(callee_name(node))
                             self._call_index.setdefault(name, []).append((where, node))
         return self._call_index.get(tail, [])
+
+
+def _implicit_default(summary: Summary, entry: dict[str, Any]) -> IR | None:
+    """The default an argparse flag without ``default=`` has by its action: ``False`` for
+    ``action="store_true"``, ``True`` for ``"store_false"`` (read from the declaring call)."""
+    for scope in summary["scopes"].values():
+        for stmt in scope["stmts"]:
+            if stmt["line"] > entry["line"] or stmt["end"][0] < entry["line"]:
+                continue
+            for node in _calls(stmt["e"]):
+                action = node[3].get("action") if node[4][:2] == [entry["line"], entry["col"]] \
+                    else None
+                if action in (["s", "store_true"], ["s", "store_false"]):
+                    return ["c", action[1] == "store_false"]
+    return None
 
 
 def _alias_names(ir: IR) -> list[str]:

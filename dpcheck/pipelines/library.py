@@ -17,9 +17,11 @@ Library idioms the user-code classifier does not follow are followed here:
   resolve its operands, is read as a product rate x size (``sample_rate * sample_size``),
   floored or not.
 
-It also reads the public entry point's defaults (Poisson on by default, default accountant) and
-whether a Poisson sampler ships with the library. ``dpcheck history`` calls it once per git tag
-with summaries from its blob cache, so each distinct file version is parsed once.
+It also reads the public entry point's defaults (Poisson on by default, default accountant),
+whether a Poisson sampler ships with the library and, from the ``if`` tests the summaries keep,
+which of the divisions still run with ``loss_reduction="sum"`` (the ``normalization_sum``
+cell). ``dpcheck history`` calls it once per git tag with summaries from its blob cache, so each
+distinct file version is parsed once.
 """
 
 from __future__ import annotations
@@ -332,8 +334,9 @@ def classify_library(files: Mapping[str, str] | Collection[str],
     if summaries is None:
         summaries = _summarizer(files if isinstance(files, Mapping) else {})
     reader = _Reader(_Files(list(files), summaries))
-    readings = [reader.read(divisor, ctx, 0, stmt)
-                for ctx, stmt in reader.statements() for divisor in _grad_divisors(stmt)]
+    divisions = [(ctx, stmt, reader.read(divisor, ctx, 0, stmt))
+                 for ctx, stmt in reader.statements() for divisor in _grad_divisors(stmt)]
+    readings = [r for _, _, r in divisions]
     data = [r for r in readings if r.kind in CODES]
     evidence: list[Evidence] = []
     for reading in data:
@@ -359,10 +362,10 @@ def classify_library(files: Mapping[str, str] | Collection[str],
     mechanism = MECHANISMS.get(code, "unknown") if builtin else "not supported"
     if mechanism == "unknown":
         reasons.append(("mechanism", "the normalization is unknown"))
-    sum_code = _sum_normalization(reader, evidence)
+    sum_code, why = _sum_normalization(
+        reader, [(c, s, r) for c, s, r in divisions if r.kind in CODES], evidence)
     if sum_code == "unknown":
-        reasons.append(("normalization_sum",
-                        "; ".join(["no loss_reduction option found", *broken])))
+        reasons.append(("normalization_sum", "; ".join([why, *broken])))
     return LibraryRow(
         normalization_mean=code,
         normalization_sum=sum_code,
@@ -388,16 +391,67 @@ def _accountant(reader: _Reader, evidence: list[Evidence]) -> str | None:
     return None
 
 
-def _sum_normalization(reader: _Reader, evidence: list[Evidence]) -> str:
-    """``none`` when the library takes ``loss_reduction`` (whose ``"sum"`` mode leaves the
-    noisy sum undivided), else ``unknown``. The summaries keep no branch conditions, so the
-    sum branch itself is not read: this cell rests on the option's presence."""
-    for function in ("__init__", "make_private", "attach"):
-        found = _default(reader, function, "loss_reduction")
-        if found is not None:
-            evidence.append(_relabel(found[1], "normalization:sum"))
-            return "none"
-    return "unknown"
+def _sum_normalization(reader: _Reader,
+                       divisions: list[tuple[Ctx, dict[str, Any], _Reading]],
+                       evidence: list[Evidence]) -> tuple[str, str]:
+    """The normalization with ``loss_reduction="sum"``, read from the branches: of the
+    divisions that decide ``normalization_mean`` (by the batch size, realized or expected), those
+    that still run in that mode (not inside an ``if`` arm that requires ``"mean"``, such as
+    ``if self.loss_reduction == "mean": p.grad /= ...``) decide it; ``none`` when every one is
+    gated so. ``unknown`` (with the reason) without the option, without a division to read, or
+    when the divisions left differ in kind."""
+    if not any(_default(reader, f, "loss_reduction") for f in ("__init__", "make_private",
+                                                               "attach")):
+        return "unknown", "no loss_reduction option found"
+    if not divisions:
+        return "unknown", "no gradient division found to read the sum branch from"
+    left: list[_Reading] = []
+    for ctx, stmt, reading in divisions:
+        gate = _mean_gate(reader.scopes_of(ctx.path).get(ctx.scope, {}), stmt)
+        if gate is None:
+            left.append(reading)
+            continue
+        found = Evidence("normalization:sum", Span(ctx.path, gate),
+                         f'divides only when loss_reduction == "mean" (line {stmt["line"]})')
+        if found.span not in {e.span for e in evidence if e.role == "normalization:sum"}:
+            evidence.append(found)
+    kinds = {r.kind for r in left}
+    if not kinds:
+        return "none", ""
+    evidence.extend(_relabel(e, "normalization:sum") for r in left for e in r.evidence[:1])
+    if len(kinds) == 1:
+        return CODES[kinds.pop()], ""
+    return "unknown", f"the divisions left with loss_reduction=\"sum\" differ: {sorted(kinds)}"
+
+
+def _mean_gate(scope: dict[str, Any], stmt: dict[str, Any]) -> int | None:
+    """The line of an ``if`` whose arm holding ``stmt`` runs only when loss_reduction is
+    ``"mean"`` (not ``"sum"``), else None."""
+    tests = scope.get("ifs", {})
+    for line, arm in stmt.get("br", ()):
+        if _excludes_sum(tests.get(str(line)), arm == 0):
+            return int(line)
+    return None
+
+
+def _excludes_sum(test: IR | None, holds: bool) -> bool:
+    """Whether ``test`` evaluating to ``holds`` implies loss_reduction != "sum": a comparison
+    of a ``loss_reduction`` name with "mean" or "sum", through ``not``, a true ``and`` (any
+    conjunct) and a false ``or`` (any disjunct)."""
+    if test is None:
+        return False
+    if test[0] == "u" and test[1] == "not":
+        return _excludes_sum(test[2], not holds)
+    if test[0] == "?" and test[1] in ("and", "or") and holds == (test[1] == "and"):
+        return any(_excludes_sum(part, holds) for part in test[2:])
+    if test[0] != "cmp" or test[1] not in ("==", "!="):
+        return False
+    named = [side for side in (test[2], test[3]) if side[0] == "r"]
+    literal = [side[1] for side in (test[2], test[3]) if side[0] == "s"]
+    if len(named) != 1 or tail_name(named[0][1]) != "loss_reduction" or len(literal) != 1:
+        return False
+    equal = holds == (test[1] == "==")
+    return (literal[0] == "mean") == equal and literal[0] in ("mean", "sum")
 
 
 def _variants(param: str | None, poisson_default: bool,

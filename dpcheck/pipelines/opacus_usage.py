@@ -13,6 +13,10 @@ from dpcheck.sites.ir import IR, callee_name, tail_name
 ENTRY_CALLS = frozenset({"make_private", "make_private_with_epsilon"})
 #: Normalization codes of the version table -> divisor kinds of ``dpcheck.pipelines.divisor``.
 NORMALIZATION = {"A": "realized", "EA": "expected", "FEA": "floor-expected", "none": "none"}
+#: Opening of the update note when a 1.x ``poisson_sampling=False`` keeps the user's loader: the
+#: divisor floor(N / len(loader)) then samples nothing itself, so whether it is data-dependent
+#: rests on that loader (DP101 is not claimed while that loader is unknown).
+KEPT_LOADER = "poisson_sampling=False keeps the data loader passed in"
 
 
 @dataclass
@@ -30,6 +34,13 @@ class OpacusUsage:
         if self.engine is not None:
             return self.engine[1][3].get(name)
         return None
+
+
+def api_major(usage: OpacusUsage) -> int:
+    """The Opacus major release line the user's calls belong to: ``make_private*`` exist only
+    from 1.0 on, a ``PrivacyEngine(module, ...)`` attached with ``.attach(optimizer)`` only
+    before it. Code written against one API does not run on the other, so this dates it."""
+    return 1 if tail_name(callee_name(usage.call)) in ENTRY_CALLS else 0
 
 
 def find_usage(index: ProjectIndex, scopes: Iterable[Ctx]) -> OpacusUsage | None:
@@ -102,6 +113,10 @@ def normalization(usage: OpacusUsage, row: dict[str, Any]) -> tuple[str, str]:
             if "normalization_mean" in variant:
                 code = variant["normalization_mean"]
                 return NORMALIZATION.get(code, "unknown"), f"opacus {row['version']}: {when}"
+            if variant.get("sampling") == "shuffle" and given == ["c", False]:
+                return NORMALIZATION.get(code, "unknown"), (
+                    f"{KEPT_LOADER}; opacus {row['version']} divides by floor(N/len(loader)), "
+                    "the fixed batch size when that loader draws fixed-size batches")
     return NORMALIZATION.get(code, "unknown"), (
         f"opacus {row['version']} normalizes the noisy sum by "
         f"{ {'A': '|B|', 'EA': 'N*q', 'FEA': 'floor(N*q)'}.get(code, code) }")

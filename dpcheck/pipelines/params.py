@@ -5,7 +5,9 @@ provenance; overrides win.
 Sources, in order of preference per parameter: the DP library call (``make_private`` keywords,
 the 0.x ``PrivacyEngine`` constructor), the hand-written update (noise std / clip threshold),
 the training loader, the accountant's arguments, then values derived from the others
-(``q = B/N``, ``steps = epochs * ceil(N/B)``).
+(``q = B/N``, ``steps = epochs * ceil(N/B)``). Under gradient accumulation
+(``dpcheck.pipelines.accumulation``) a loader's batch is the physical one: batch_size is it
+times k, and q and steps are derived from that logical batch.
 """
 
 from __future__ import annotations
@@ -16,18 +18,24 @@ from dataclasses import replace
 
 from dpcheck.model import ParamValue, Span
 from dpcheck.pipelines.accountants import AccountantCall
+from dpcheck.pipelines.accumulation import (
+    Accumulation,
+    LogicalBatch,
+    accumulated_steps,
+    find_accumulation,
+    logical_batch,
+)
 from dpcheck.pipelines.dim import model_size
 from dpcheck.pipelines.handwritten import HandwrittenUpdate, mentions_norm
 from dpcheck.pipelines.index import Ctx, ProjectIndex
 from dpcheck.pipelines.opacus_usage import OpacusUsage
-from dpcheck.pipelines.sampling import Sampling
+from dpcheck.pipelines.sampling import Sampling, loader_dataset
 from dpcheck.pipelines.tf_privacy import KEYWORDS as TF_KEYWORDS
 from dpcheck.pipelines.values import Evaluator
 from dpcheck.sites.ir import IR, callee_name, tail_name, walk
 
 #: Noise draws whose positional arguments are (key, shape) or (shape, mean, std), not (mean, std).
 KEY_FIRST_NORMALS = ("jax.random.", "random.normal", "tf.random.", "tensorflow.random.")
-ACCUMULATION_CALLS = (".signal_skip_step",)
 OPACUS_KEYWORDS = {
     "sigma": ("noise_multiplier",), "clip": ("max_grad_norm",), "batch_size": ("batch_size",),
     "N": ("sample_size",), "q": ("sample_rate",), "epochs": ("epochs",),
@@ -42,6 +50,8 @@ class ParamCollector:
         self.index = index
         self.values = Evaluator(index)
         self.overrides = overrides
+        #: The gradient accumulation of the last pipeline collected (None: one batch per step).
+        self.accumulation: Accumulation | None = None
 
     def _resolve(self, name: str, ir: IR | None, ctx: Ctx) -> ParamValue | None:
         if ir is None:
@@ -78,6 +88,24 @@ class ParamCollector:
             if param is not None and param.value is not None and param.name not in params:
                 params[param.name] = param
 
+        noise = frozenset((c.path, c.scope, c.line) for c, _, _ in update.noise_calls) \
+            if update is not None else frozenset()
+        self.accumulation = find_accumulation(self.index, scopes, noise)
+        # k loader batches per noisy step (BatchMemoryManager keeps the loader's batch)
+        accumulating = self.accumulation if self.accumulation is not None \
+            and self.accumulation.multiplies else None
+        logical: list[LogicalBatch] = []
+
+        def offer_physical(batch: ParamValue | None) -> None:
+            """A loader's batch size: the logical batch only without accumulation."""
+            if accumulating is None:
+                offer(batch)
+                return
+            found = logical_batch(accumulating, batch, self.values)
+            if found is not None:
+                logical.append(found)
+                offer(found.param())
+
         if usage is not None:
             for name, keywords in OPACUS_KEYWORDS.items():
                 for keyword in keywords:
@@ -87,21 +115,26 @@ class ParamCollector:
                 offer(self._resolve(name, optimizer[1][3].get(keyword), optimizer[0]))
         if update is not None:
             self._handwritten(update, offer)
+        # under accumulation a draw's rate and the loop's count are not per noisy step
+        per_draw = ("q", "steps") if accumulating is not None else ()
         for name, found in (("q", sampling.rate), ("steps", sampling.steps),
                             ("N", sampling.population)):
-            if found is not None:
+            if found is not None and name not in per_draw:
                 offer(self._resolve(name, found[1], found[0]))
+        if accumulating is not None and sampling.steps is not None:
+            offer(accumulated_steps(accumulating, self._resolve("steps", sampling.steps[1],
+                                                                sampling.steps[0]), self.values))
         if sampling.rate is not None:
-            offer(self._batch_of_rate(*sampling.rate))
+            offer_physical(self._batch_of_rate(*sampling.rate))
         if sampling.loader is not None:
             ctx, loader = sampling.loader
-            if not self._accumulates(scopes):
-                offer(self._resolve("batch_size", loader[3].get("batch_size"), ctx))
-            offer(self._resolve("epochs", loader[3].get("epochs"), ctx))
+            offer_physical(self._resolve("batch_size", loader[3].get("batch_size"), ctx))
+            offer(self._resolve("epochs", loader[3].get("epochs", loader[3].get("num_epochs")),
+                                ctx))
             if sampling.kind == "shuffle":
                 offer(self._resolve("drop_last", loader[3].get(
                     "drop_last", loader[3].get("drop_remainder")), ctx))
-            dataset = loader[2][0] if loader[2] else loader[3].get("dataset")
+            dataset = loader_dataset(loader)
             if dataset is not None:
                 size = self.values.dataset_size(dataset, ctx)
                 offer(size.param("N") if size else None)
@@ -111,14 +144,17 @@ class ParamCollector:
         if usage is not None and usage.keyword("sample_rate") is not None:
             offer(self._batch_of_rate(usage.ctx, usage.keyword("sample_rate")))
         if sampling.batch is not None:
-            offer(self._resolve("batch_size", sampling.batch[1], sampling.batch[0]))
+            offer_physical(self._resolve("batch_size", sampling.batch[1], sampling.batch[0]))
         claimed = [self.accountant_args(call) for call in accountants]
+        for call in accountants:
+            self._rate_terms(call, params.get("batch_size"), offer)
         for found in claimed:
             for name, param in found.items():
                 if name not in ("q", "steps"):
                     offer(replace(param, name=name))
         offer(model_size(self.index, scopes))
-        self._derive(params, usage, sampling)
+        chosen = next((b for b in logical if params.get("batch_size") == b.param()), None)
+        self._derive(params, usage, sampling, chosen)
         for found in claimed:
             for name in ("q", "steps"):
                 offer(found.get(name))
@@ -167,14 +203,6 @@ class ParamCollector:
         return ParamValue("sigma", math.prod(numbers) / clip.value, "derived",
                           Span(ctx.path, ctx.line), "noise std / clip")
 
-    def _accumulates(self, scopes: list[Ctx]) -> bool:
-        """Whether the loop accumulates several loader batches per noisy step (Opacus
-        ``signal_skip_step``): the loader's batch size is then not the logical batch size, and
-        q and the step count cannot be derived from it."""
-        return any(n[0] == "call" and (callee_name(n) or "").endswith(ACCUMULATION_CALLS)
-                   for ctx in scopes for stmt in (self.index.scope(ctx) or {}).get("stmts", [])
-                   for n in walk(stmt["e"]))
-
     def _epochs(self, scopes: list[Ctx]) -> ParamValue | None:
         for ctx in scopes:
             scope = self.index.scope(ctx)
@@ -196,19 +224,29 @@ class ParamCollector:
                             return bound
         return None
 
-    def _batch_of_rate(self, ctx: Ctx, ir: IR, depth: int = 0) -> ParamValue | None:
+    def _batch_of_rate(self, ctx: Ctx, ir: IR) -> ParamValue | None:
         """The expected batch size B of a sample rate written ``B / N``."""
-        if depth > 8:
-            return None
-        if ir[0] == "b" and ir[1] == "/":
-            return self._resolve("batch_size", ir[2], ctx)
-        if ir[0] == "r":
-            binding = self.index.attribute(ir[1], ctx)
-            if binding is not None and binding.kind in ("assign", "option") and binding.ir \
-                    and binding.index is None:
-                return self._batch_of_rate(replace(binding.ctx, line=binding.line), binding.ir,
-                                           depth + 1)
-        return None
+        ratio = _ratio(self.index, ctx, ir)
+        return self._resolve("batch_size", ratio[1], ratio[0]) if ratio else None
+
+    def _rate_terms(self, call: AccountantCall, batch: ParamValue | None,
+                    offer: Callable[[ParamValue | None], None]) -> None:
+        """N of the sample rate an accountant is given as ``B / N``
+        (``PoissonSampledDpEvent(FLAGS.batch_size / 60000, ...)``) when that B equals the
+        batch size the code was found to use: the accountant's N then counts the same examples
+        the code batches. With no batch size from the code, or a different one (the loader
+        batches tokens, the accountant sequences), N is left alone: the code's q is not made
+        equal to the accountant's by construction, so DP103 can still compare them."""
+        given = call.args.get("q")
+        ratio = _ratio(self.index, *given) if given is not None else None
+        if ratio is None or batch is None:
+            return
+        where, numerator, denominator = ratio
+        claimed = self._resolve("batch_size", numerator, where)
+        if claimed is not None and claimed.value is not None and claimed.value == batch.value:
+            size = self._resolve("N", denominator, where)
+            offer(replace(size, expression=f"the N of the q = B/N given to {call.name}")
+                  if size is not None else None)
 
     def _named_in(self, name: str, word: str, ctx: Ctx, ir: IR) -> ParamValue | None:
         """A parameter read from a name mentioning ``word`` inside an expression (the
@@ -228,9 +266,12 @@ class ParamCollector:
 
     @staticmethod
     def _derive(params: dict[str, ParamValue], usage: OpacusUsage | None,
-                sampling: Sampling) -> None:
+                sampling: Sampling, logical: LogicalBatch | None = None) -> None:
         size, batch = params.get("N"), params.get("batch_size")
         epochs = params.get("epochs")
+        if logical is not None:
+            _derive_accumulated(params, sampling, logical)
+            return
         span = (size.span if size else None) or (batch.span if batch else None)
         rounds = batches_per_epoch(params)
         length = "floor" if _drops_last(params) else "ceil"
@@ -243,6 +284,24 @@ class ParamCollector:
         if "steps" not in params and rounds and _known(epochs):
             params["steps"] = ParamValue("steps", epochs.value * rounds, "derived",  # type: ignore
                                          span, f"epochs*{length}(N/batch_size)")
+
+
+def _derive_accumulated(params: dict[str, ParamValue], sampling: Sampling,
+                        logical: LogicalBatch) -> None:
+    """q = logical batch / N and steps = epochs x (loader batches per epoch / k), for fixed-size
+    batches only: k Poisson batches together are not a Poisson sample, so nothing is derived
+    for them."""
+    size, epochs = params.get("N"), params.get("epochs")
+    if sampling.kind != "shuffle" or not _known(size):
+        return
+    span = logical.factor.span
+    if "q" not in params:
+        params["q"] = ParamValue("q", logical.size / size.value, "derived", span,  # type: ignore
+                                 "logical batch / N (loader batch_size x k accumulated)")
+    if "steps" not in params and _known(epochs):
+        rounds = logical.rounds(size.value, _drops_last(params))  # type: ignore[union-attr]
+        params["steps"] = ParamValue("steps", epochs.value * rounds, "derived",  # type: ignore
+                                     span, "epochs*(loader batches per epoch / k)")
 
 
 def batches_per_epoch(params: Mapping[str, ParamValue]) -> int | None:
@@ -285,6 +344,20 @@ def _clip_threshold(call: IR) -> IR | None:
                 return node[2]
     bound = call[3].get("max")
     return bound if bound is not None and bound != ["n", 1] else None
+
+
+def _ratio(index: ProjectIndex, ctx: Ctx, ir: IR, depth: int = 0) -> tuple[Ctx, IR, IR] | None:
+    """(where to read, B, N) of a sample rate written ``B / N``, followed through names."""
+    if depth > 8:
+        return None
+    if ir[0] == "b" and ir[1] == "/":
+        return ctx, ir[2], ir[3]
+    if ir[0] == "r":
+        binding = index.attribute(ir[1], ctx)
+        if binding is not None and binding.kind in ("assign", "option") and binding.ir \
+                and binding.index is None:
+            return _ratio(index, replace(binding.ctx, line=binding.line), binding.ir, depth + 1)
+    return None
 
 
 def _factors(ir: IR) -> list[IR]:

@@ -2,8 +2,13 @@
 
 The loader the training loop iterates decides (following the object the loop reads, so an
 Opacus ``make_private`` that returns a Poisson loader wins over the ``shuffle=True`` of the
-loader passed in). Loops over ``range`` use the index sampling found in the same scopes:
-Bernoulli masks are Poisson; permutations and fixed slices are shuffle.
+loader passed in, and a project helper's returned loader is the one of the ``return`` the
+default configuration reaches). The loop that takes optimizer steps wins over statistics or
+pre-computation passes over other loaders. Loops over ``range`` use the index sampling found in
+the same scopes: Bernoulli masks (``rand(n) < q``, ``rand(n) > 1 - q``) are Poisson;
+permutations and fixed slices are shuffle. Training fed by TF without a Python loop is read from where its batches
+are made: a tf.data ``.shuffle().batch(B)`` chain, an estimator ``numpy_input_fn`` (shuffled or
+sequential fixed batches), Keras ``fit(batch_size=...)``.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from typing import Any
 
 from dpcheck.model import Evidence, Span
 from dpcheck.pipelines.divisor import BERNOULLI, UNIFORM, DivisorClassifier
+from dpcheck.pipelines.handwritten import assigned_names
 from dpcheck.pipelines.index import Binding, Ctx, ProjectIndex
 from dpcheck.pipelines.values import Evaluator
 from dpcheck.sites.ir import IR, callee_name, tail_name, walk
@@ -23,9 +29,13 @@ POISSON_SAMPLERS = frozenset({"UniformWithReplacementSampler", "DPDataLoader",
                               "from_data_loader", "DistributedUniformWithReplacementSampler"})
 SHUFFLE_SAMPLERS = frozenset({"RandomSampler", "DistributedSampler", "SubsetRandomSampler"})
 PERMUTATIONS = frozenset({"permutation", "randperm", "shuffle"})
+#: TF estimator input functions over in-memory arrays (``tf.compat.v1.estimator.inputs``).
+INPUT_FNS = frozenset({"numpy_input_fn", "pandas_input_fn"})
 #: Receivers whose ``shuffle(x)`` permutes ``x`` in place (anything else is a tf.data dataset).
 RANDOM_MODULES = ("random", "rng", "generator", "np", "numpy")
 _EVAL_NAME = re.compile(r"(test|val|eval|valid)", re.I)
+#: Calls that make a loop over a loader a training loop (``step*`` too: ``step_dp``).
+TRAINING_CALLS = frozenset({"backward", "virtual_step", "apply_gradients", "minimize"})
 
 
 @dataclass
@@ -61,15 +71,21 @@ class SamplingAnalyzer:
     def analyze(self, scopes: Iterable[Ctx]) -> Sampling:
         scopes = list(scopes)
         self._reached = {(c.path, c.scope) for c in scopes}
+        training: list[Sampling] = []
         decisions: list[Sampling] = []
         index_sampling: list[Sampling] = []
-        for where, stmt in self.index.statements(scopes):
-            if stmt["k"] == "for":
-                found = self._loop(stmt, where)
-                if found is not None:
-                    decisions.append(found)
-            index_sampling.extend(self._index_sampling(stmt, where))
-        for group in (decisions, index_sampling):
+        for ctx in scopes:
+            scope = self.index.scope(ctx)
+            stmts = scope["stmts"] if scope else []
+            for position, stmt in enumerate(stmts):
+                where = Ctx(ctx.path, ctx.scope, stmt["line"])
+                if stmt["k"] == "for":
+                    steps = _steps(stmts, position)
+                    found = self._loop(stmt, where, steps)
+                    if found is not None:
+                        (training if steps else decisions).append(found)
+                index_sampling.extend(self._index_sampling(stmt, where))
+        for group in (training or decisions, index_sampling):
             kinds = {d.kind for d in group}
             if len(kinds) == 1:
                 return group[0]
@@ -78,16 +94,23 @@ class SamplingAnalyzer:
                                 note="the training loops sample in different ways")
         return Sampling(note="no training loop over a data loader or sampled indices found")
 
-    def _loop(self, stmt: dict[str, Any], ctx: Ctx) -> Sampling | None:
+    def _loop(self, stmt: dict[str, Any], ctx: Ctx, trains: bool = False) -> Sampling | None:
+        """The sampling of a loop's iterable when it is a loader (None when it is not one). A
+        training loop over a name saying it is a loader that dpcheck cannot follow is kept as
+        ``unknown``: another loop's loader must not stand in for it."""
         iterable: IR = stmt["e"]
         while iterable[0] == "call" and callee_name(iterable) in ("enumerate", "tqdm", "zip") \
                 and iterable[2]:
             iterable = iterable[2][0]
         if iterable[0] == "r" and _EVAL_NAME.search(iterable[1]):
             return None
-        if self.origins.origin(iterable, ctx) != "loader":
+        if self.origins.origin(iterable, ctx) == "loader":
+            return self.loader(iterable, ctx)
+        if iterable[0] not in ("r", "call"):
             return None
-        return self.loader(iterable, ctx)
+        found = self.loader(iterable, ctx)  # a loader a project helper builds and returns
+        named = iterable[0] == "r" and "loader" in iterable[1].lower()
+        return found if found.kind != "unknown" or (trains and named) else None
 
     def loader(self, ir: IR, ctx: Ctx, depth: int = 0) -> Sampling:
         """The sampling of a loader expression (followed to the call that built it)."""
@@ -135,7 +158,40 @@ class SamplingAnalyzer:
                 return Sampling("shuffle", [Evidence("sampler", span,
                                                      "tf.data .shuffle().batch(): fixed batches"),
                                             *extra], (ctx, ir))
+        target = self.index.function(callee_name(ir) or "", ctx)
+        if target is not None and not target.scope.endswith(".__init__"):
+            return self._returned_loader(target, tail, depth)
         return Sampling(note=f"{tail}() is not a loader dpcheck knows")
+
+    def _returned_loader(self, function: Ctx, name: str, depth: int) -> Sampling:
+        """The loader a project function returns (``get_loader(...)``, a loader factory's
+        closure). Returns in an ``if`` arm the default configuration skips are left out; the
+        rest must agree."""
+        scope = self.index.scope(function)
+        evaluator = Evaluator(self.index)
+        found: list[Sampling] = []
+        for stmt in scope["stmts"] if scope else ():
+            if stmt["k"] != "return":
+                continue
+            where = Ctx(function.path, function.scope, stmt["line"])
+            runs = [None if holds is None else holds == (arm == 0)
+                    for line, arm in stmt.get("br", ())
+                    for holds in [self._holds(evaluator, where, line)]]
+            if False in runs:
+                continue
+            found.append(self.loader(stmt["e"], where, depth + 1))
+            if stmt["ld"] == 0 and None not in runs:
+                break  # this return always runs: the later ones are unreachable
+        kinds = {f.kind for f in found}
+        if len(kinds) == 1:
+            return found[0]
+        return Sampling(note=f"{name}() returns loaders that sample in different ways" if found
+                        else f"{name}() returns no loader dpcheck can follow")
+
+    def _holds(self, evaluator: Evaluator, ctx: Ctx, line: int) -> bool | None:
+        """Whether the test of the ``if`` at ``line`` holds under the default configuration."""
+        test = self.index.if_test(ctx, line)
+        return evaluator.truth(test, replace(ctx, line=line)) if test is not None else None
 
     def _flag(self, ir: IR, ctx: Ctx, depth: int = 0) -> bool | None:
         """A boolean literal, or a name holding one (an option default: ``type=`` only parses
@@ -164,7 +220,7 @@ class SamplingAnalyzer:
             return None
         chosen = found[0]
         note = f"DataLoader({key}={cls.name}) draws its batches in the project's sampler"
-        chosen.evidence = [*chosen.evidence, Evidence("sampler", Span(ctx.path, *call[4]), note)]
+        chosen.evidence = [Evidence("sampler", Span(ctx.path, *call[4]), note), *chosen.evidence]
         return chosen
 
     def _returned(self, call: IR, ctx: Ctx, index: tuple[int, ...]) -> tuple[IR, Ctx] | None:
@@ -215,7 +271,8 @@ class SamplingAnalyzer:
         note = "DataLoader(shuffle=True): shuffled fixed-size batches" if shuffle == [
             "c", True] else "DataLoader without shuffle: sequential fixed-size batches"
         if shuffle not in (None, ["c", True], ["c", False]):
-            return Sampling(note="DataLoader shuffle flag not resolved")
+            note = ("DataLoader with a shuffle flag not resolved: fixed-size batches, shuffled "
+                    "or sequential")
         return Sampling("shuffle", [Evidence("sampler", span, note)], (ctx, ir))
 
     def _opacus(self, call: IR, ctx: Ctx, depth: int) -> Sampling:
@@ -259,9 +316,34 @@ class SamplingAnalyzer:
                 return Ctx(ctx.path, ctx.scope, stmt["line"]), iterable[2][2]
         return None
 
+    def _input_fn(self, call: IR, ctx: Ctx, stmt: dict[str, Any]) -> list[Sampling]:
+        """A TF estimator ``numpy_input_fn``/``pandas_input_fn``: fixed-size batches, shuffled
+        or sequential (``shuffle=False``, still fixed batches for DP102). An input fn for
+        evaluation (its name or its data says test/eval) is not the training sampler, nor is one
+        serving an already sampled array as a single batch (``batch_size=len(subsample)``)."""
+        named = [t for t in assigned_names(stmt["t"]) if _EVAL_NAME.search(t)]
+        data = loader_dataset(call)
+        data_names = [n[1] for n in walk(data) if n[0] == "r"] if data is not None else []
+        batch = call[3].get("batch_size")
+        if named or any(_EVAL_NAME.search(n) for n in data_names) or (
+                batch is not None and batch[0] == "call" and callee_name(batch) == "len"):
+            return []
+        span = _span(ctx, call, stmt)
+        flag = call[3].get("shuffle")
+        shuffled = self._flag(flag, ctx) if flag is not None else None
+        if shuffled is None:
+            return [Sampling(note=f"{tail_name(callee_name(call))} shuffle flag not resolved",
+                             evidence=[Evidence("sampler", span, "estimator input fn with an "
+                                                "unresolved shuffle flag")])]
+        note = "shuffled fixed-size batches" if shuffled else "sequential fixed-size batches"
+        return [Sampling("shuffle", [Evidence(
+            "sampler", span, f"{tail_name(callee_name(call))}(shuffle={shuffled}): {note}")],
+            (ctx, call))]
+
     def _index_sampling(self, stmt: dict[str, Any], ctx: Ctx) -> list[Sampling]:
         found: list[Sampling] = []
-        steps = self.index.loop_count(ctx, stmt)
+        # The enclosing range() counts all steps only when no outer loop (epochs) repeats it.
+        steps = self.index.loop_count(ctx, stmt) if stmt["ld"] == 1 else None
         for node in walk(stmt["e"]):
             if node[0] == "call" and tail_name(callee_name(node)) in BERNOULLI:
                 rate, population = _bernoulli_arguments(node)
@@ -270,10 +352,12 @@ class SamplingAnalyzer:
                                       rate=(ctx, rate) if rate else None, steps=steps,
                                       population=(ctx, population) if population else None))
             elif node[0] == "call" and (buffer := shuffle_buffer(node)) is not None:
+                size = _batched(stmt["e"], node)
                 found.append(Sampling("shuffle", [
                     Evidence("sampler", _span(ctx, node, stmt),
                              "tf.data .shuffle(): shuffled fixed-size batches"),
-                    self._buffer_evidence(ctx, node, stmt, buffer)]))
+                    self._buffer_evidence(ctx, node, stmt, buffer)],
+                    batch=(ctx, size) if size is not None else None))
             elif node[0] == "call" and tail_name(callee_name(node)) in PERMUTATIONS:
                 found.append(Sampling("shuffle", [Evidence(
                     "sampler", _span(ctx, node, stmt), "permutation then fixed-size slices")],
@@ -286,12 +370,72 @@ class SamplingAnalyzer:
                     "sampler", _span(ctx, draw, stmt), "uniform draw < q: Poisson sampling")],
                     rate=(ctx, node[3]), steps=steps,
                     population=(ctx, draw[2][0]) if draw[2] else None))
+            elif node[0] == "cmp" and node[1] in (">", ">=") and node[2][0] == "call" \
+                    and tail_name(callee_name(node[2])) in UNIFORM and node[2][2]:
+                draw = node[2]
+                found.append(Sampling("poisson", [Evidence(
+                    "sampler", _span(ctx, draw, stmt), "uniform draw > 1 - q: Poisson sampling")],
+                    rate=(ctx, _complement(node[3])), steps=steps,
+                    population=(ctx, draw[2][0]) if draw[2] else None))
+            elif node[0] == "call" and tail_name(callee_name(node)) in INPUT_FNS:
+                found.extend(self._input_fn(node, ctx, stmt))
             elif node[0] == "call" and tail_name(callee_name(node)) == "fit" \
                     and "batch_size" in node[3]:
                 found.append(Sampling("shuffle", [Evidence(
                     "sampler", _span(ctx, node, stmt), "Keras fit(batch_size=...): shuffled "
                     "fixed-size batches")], (ctx, node)))
         return found
+
+
+def loader_dataset(call: IR) -> IR | None:
+    """The dataset a loader call batches: ``DataLoader(dataset)``/``dataset=``, the ``x`` of an
+    estimator input fn (the first array of an ``x={'name': array}`` dict)."""
+    if tail_name(callee_name(call)) in INPUT_FNS:
+        data = call[3].get("x", call[2][0] if call[2] else None)
+        if data is not None and data[0] == "d":
+            return data[1][0][1] if data[1] else None
+        return data
+    return call[2][0] if call[2] else call[3].get("dataset")
+
+
+def _batched(expr: IR, shuffled: IR) -> IR | None:
+    """The batch size B of the ``.batch(B)`` applied to a tf.data ``.shuffle()`` call in the
+    same chain (``ds.shuffle(n).repeat().batch(B)``), else None."""
+    for node in walk(expr):
+        if node[0] == "call" and node[1][0] == "a" and node[1][2] == "batch" \
+                and any(inner is shuffled for inner in walk(node[1][1])):
+            return node[3].get("batch_size", node[2][0] if node[2] else None)
+    return None
+
+
+def _complement(ir: IR) -> IR:
+    """``q`` of a threshold ``1 - q`` (``rand(n) > 1 - q`` keeps each item with probability q),
+    else the expression ``1 - threshold``."""
+    if ir[0] == "b" and ir[1] == "-" and ir[2] in (["n", 1], ["n", 1.0]):
+        return ir[3]
+    return ["b", "-", ["n", 1], ir]
+
+
+def _steps(stmts: list[dict[str, Any]], loop: int) -> bool:
+    """Whether the body of the loop at ``stmts[loop]`` takes training steps (``backward``, an
+    optimizer ``step``): the loop that trains, not a statistics or pre-computation pass over
+    another loader."""
+    for stmt in stmts[loop + 1:]:
+        enclosing = stmt["loop"]
+        while enclosing > loop:
+            enclosing = stmts[enclosing]["loop"]
+        if enclosing != loop:
+            if stmt["ld"] <= stmts[loop]["ld"]:
+                return False
+            continue
+        if any(node[0] == "call" and _is_step(tail_name(callee_name(node)))
+               for node in walk(stmt["e"])):
+            return True
+    return False
+
+
+def _is_step(tail: str) -> bool:
+    return tail in TRAINING_CALLS or tail.startswith("step")
 
 
 def shuffle_buffer(node: IR) -> IR | None:

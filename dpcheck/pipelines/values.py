@@ -36,6 +36,23 @@ _OPS = {
 }
 
 
+_COMPARISONS = {
+    "==": lambda a, b: a == b, "!=": lambda a, b: a != b, "<": lambda a, b: a < b,
+    "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b,
+}
+Scalar = str | int | float | bool | None
+
+
+@dataclass(frozen=True)
+class Literal:
+    """A constant an expression holds (a string, number, bool or None) and where it was written;
+    a wrapper, so that a resolved ``None`` differs from an unresolved expression."""
+
+    value: Scalar
+    path: str
+    line: int
+
+
 @dataclass(frozen=True)
 class Value:
     """A resolved number; ``source`` as in ``ParamValue`` and the place it was written."""
@@ -109,6 +126,62 @@ class Evaluator:
         if tag == "a" and ir[1][0] == "call":
             option = self.index.parsed_option(ir[1], ctx, ir[2])
             return self.binding(option, depth + 1) if option else None
+        return None
+
+    def literal(self, ir: IR | None, ctx: Ctx, depth: int = 0) -> Literal | None:
+        """The constant ``ir`` holds under the default configuration: a literal, or a name bound
+        to one (an option default, a constant, a local never updated in place, a parameter every
+        caller passes the same constant for, else its default). None when not decided."""
+        if ir is None or depth > 16:
+            return None
+        if ir[0] in ("s", "n", "c"):
+            return Literal(ir[1], ctx.path, ctx.line)
+        if ir[0] == "u" and ir[1] == "-" and (inner := self.literal(ir[2], ctx, depth + 1)):
+            number = inner.value
+            return replace(inner, value=-number) if isinstance(number, (int, float)) else None
+        binding = self.index.attribute(ir[1], ctx) if ir[0] == "r" else \
+            self.index.parsed_option(ir[1], ctx, ir[2]) if ir[0] == "a" and ir[1][0] == "call" \
+            else None
+        if binding is None or binding.ir is None and binding.kind != "param":
+            return None
+        if binding.kind == "param":
+            passed = {self.literal(arg, where, depth + 1)
+                      for where, arg in self.index.arguments(binding)}
+            values = {(type(p.value), p.value) if p else None for p in passed}
+            if passed:
+                return passed.pop() if len(values) == 1 and None not in values else None
+            return self.literal(binding.ir, binding.ctx, depth + 1)
+        if binding.kind not in ("assign", "option") or binding.index \
+                or (binding.kind == "assign" and self.index.mutated(binding)):
+            return None
+        return self.literal(binding.ir, replace(binding.ctx, line=binding.line), depth + 1)
+
+    def truth(self, test: IR, ctx: Ctx, depth: int = 0) -> bool | None:
+        """Whether an ``if`` test holds under the default configuration (comparisons of
+        constants, ``not``, ``and``/``or`` and truthiness of a constant); None when not decided."""
+        if depth > 16:
+            return None
+        if test[0] == "cmp" and test[1] in _COMPARISONS:
+            left = self.literal(test[2], ctx, depth + 1)
+            right = self.literal(test[3], ctx, depth + 1)
+            if left is None or right is None:
+                return None
+            try:
+                return bool(_COMPARISONS[test[1]](left.value, right.value))
+            except TypeError:
+                return None
+        if test[0] == "u" and test[1] == "not":
+            inner = self.truth(test[2], ctx, depth + 1)
+            return None if inner is None else not inner
+        if test[0] == "?" and test[1] in ("and", "or"):
+            parts = [self.truth(part, ctx, depth + 1) for part in test[2:]]
+            decisive = test[1] == "or"
+            if decisive in parts:
+                return decisive
+            return None if None in parts else not decisive
+        if test[0] in ("s", "n", "c", "r", "u"):
+            found = self.literal(test, ctx, depth + 1)
+            return bool(found.value) if found is not None else None
         return None
 
     def binding(self, binding: Binding, depth: int = 0) -> Value | None:

@@ -6,12 +6,19 @@ every release in the range behaves the same; a copy bundled in the project's tre
 exact pin would (its version is in the tree); an installed copy inside the project (its own
 virtualenv) decides otherwise. dpcheck's own interpreter is *not* the project's environment, so
 its site-packages never decide.
+
+When none of these decides (no pin, a range, a git commit of upstream Opacus), the API the user
+code calls still dates it: ``make_private*`` exists only in 1.x, ``PrivacyEngine(module,
+...).attach`` only in 0.x. If every candidate release of that API line gives the user's flags the
+same normalization and Poisson default, that behaviour is the pipeline's (the release stays
+unpinned: DP105 still applies). A fork installed from git is never dated this way: it may have
+changed exactly this.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import PurePosixPath
 from importlib import resources
@@ -20,12 +27,17 @@ from typing import Any
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
+from dpcheck.discover.commit_pins import UPSTREAM
 from dpcheck.discover.installed import InstalledLibrary
 from dpcheck.model import Span
+from dpcheck.pipelines.opacus_usage import OpacusUsage, api_major, normalization
 from dpcheck.project import Project
+from dpcheck.sites.ir import callee_name, tail_name
 
 BEHAVIOUR_KEYS = ("normalization_mean", "normalization_sum", "poisson_default",
                   "default_accountant", "mechanism")
+#: How a reason says that the release line the code calls decided the behaviour.
+DATED = "the update rule is decided by the API line"
 
 
 @lru_cache(maxsize=1)
@@ -84,8 +96,43 @@ def _same_behaviour(rows: list[dict[str, Any]]) -> bool:
     return len({tuple(str(r.get(k)) for k in BEHAVIOUR_KEYS) for r in rows}) == 1
 
 
-def resolve_opacus(project: Project, entry_path: str) -> Resolution:
-    """Decide the Opacus release behaviour for the pipeline whose entry file is ``entry_path``."""
+def resolve_opacus(project: Project, entry_path: str, usage: OpacusUsage | None = None
+                   ) -> Resolution:
+    """Decide the Opacus release behaviour for the pipeline whose entry file is ``entry_path``;
+    with the pipeline's ``usage``, an undecided release is dated by the API it calls."""
+    resolution = _resolve(project, entry_path)
+    if resolution.row is None and usage is not None:
+        return dated(resolution, usage)
+    return resolution
+
+
+def dated(resolution: Resolution, usage: OpacusUsage) -> Resolution:
+    """``resolution`` decided by the API line ``usage`` calls, when every candidate release of
+    that line gives its flags the same normalization and Poisson default; else unchanged, with
+    the disagreement in the reason. The row is the line's newest release (its evidence), named
+    after the whole span of releases; a default accountant that varies is left out (None)."""
+    major = api_major(usage)
+    line = [r for r in resolution.candidates if min(Version(r["version"]).major, 1) == major]
+    if not line:
+        return resolution
+    label = f"{major}.x"
+    releases = f"{line[0]['version']}-{line[-1]['version']}"
+    outcomes = {(normalization(usage, r)[0], r.get("poisson_default")) for r in line}
+    if len(outcomes) != 1:
+        return replace(resolution, reason=(
+            f"{resolution.reason}; the code calls the Opacus {label} API, but its releases "
+            f"{releases} normalize differently with these arguments"))
+    accountants = {r.get("default_accountant") for r in line}
+    row = {**line[-1], "version": releases,
+           "default_accountant": accountants.pop() if len(accountants) == 1 else None}
+    return replace(resolution, row=row, reason=(
+        f"{resolution.reason}; {DATED}: the code calls the Opacus {label} API "
+        f"({tail_name(callee_name(usage.call))}), and every {label} release in dpcheck's "
+        f"table ({releases}) normalizes it the same way"))
+
+
+def _resolve(project: Project, entry_path: str) -> Resolution:
+    """The release decided by the project's pins and copies (the module docstring's order)."""
     pin = project.facts.pin("opacus", near=entry_path)
     installed = project.facts.installed_library("opacus")
     local = installed if installed is not None and installed.version and _inside(
@@ -105,10 +152,15 @@ def resolve_opacus(project: Project, entry_path: str) -> Resolution:
             return Resolution(row, f"opacus=={local.version}", False,
                               f"range {pin.specifier or '(any)'} decided by the installed copy",
                               pin.span)
+        if not rows and UPSTREAM.search(pin.raw):
+            return Resolution(None, f"opacus{pin.specifier}", False,
+                              f"opacus pinned as {pin.raw!r}: a git ref of pytorch/opacus that "
+                              "dpcheck cannot place between releases", pin.span, opacus_table())
         versions = ", ".join(sorted({r["mechanism"] for r in rows})) or "unknown releases"
-        return Resolution(None, f"opacus{pin.specifier}", False,
-                          f"opacus pinned as {pin.raw!r}: the range spans {versions}", pin.span,
-                          tuple(rows))
+        spans = f"the releases it allows span {versions}"
+        reason = f"opacus is required without a version ({pin.raw!r}): {spans}" \
+            if not pin.specifier else f"opacus pinned as {pin.raw!r}: the range spans {versions}"
+        return Resolution(None, f"opacus{pin.specifier}", False, reason, pin.span, tuple(rows))
     if local is not None and local.version is not None:
         return Resolution(row_for(local.version), f"opacus=={local.version}", False,
                           "opacus is not pinned; decided by the copy installed in the project",

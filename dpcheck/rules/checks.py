@@ -10,8 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 from dpcheck.model import Finding, ParamValue, Pipeline, Severity, Span
+from dpcheck.pipelines.opacus_usage import KEPT_LOADER
 from dpcheck.pipelines.params import batches_per_epoch
-from dpcheck.pipelines.versions import resolve_opacus
+from dpcheck.pipelines.versions import DATED, resolve_opacus
 from dpcheck.privacy.shuffle import sigma_threshold
 from dpcheck.project import Project
 
@@ -28,20 +29,36 @@ def _assumes_sgm(pipeline: Pipeline) -> bool:
     return pipeline.accountant.assumes.startswith("SGM")
 
 
+def _kept_loader(pipeline: Pipeline) -> bool:
+    """An Opacus pipeline whose own loader is kept (``poisson_sampling=False``) and not
+    resolved: the library's divisor is data-dependent only if that unknown loader samples."""
+    return pipeline.sampling == "unknown" and any(
+        e.role == "update" and e.note.startswith(KEPT_LOADER) for e in pipeline.evidence)
+
+
+def _accountant_phrase(pipeline: Pipeline, project: Project) -> str:
+    """Who accounts the pipeline: the accountant found, else the library's default one."""
+    if pipeline.accountant.name != "none":
+        return pipeline.accountant.name
+    row = resolve_opacus(project, pipeline.path).row
+    default = row.get("default_accountant") if row else None
+    which = f" ({default})" if default else ""
+    return (f"no accountant call was found, so {pipeline.library}'s default accountant{which} "
+            "is assumed, and it")
+
+
 def dp101(pipeline: Pipeline, project: Project) -> Iterator[tuple[str, Span, str]]:
     """A data-dependent normalization accounted as SGM."""
     if pipeline.mechanism not in NORMALIZED:
         return
     library_accounts = (pipeline.library or "").startswith("opacus")
-    if not (_assumes_sgm(pipeline) or library_accounts):
+    if not (_assumes_sgm(pipeline) or library_accounts) or _kept_loader(pipeline):
         return
     span = _anchor(pipeline, "divisor") if pipeline.library is None else None
     span = span or _anchor(pipeline, "update") or Span(pipeline.path, pipeline.line)
-    accountant = pipeline.accountant.name if pipeline.accountant.name != "none" else (
-        "the library's accountant")
     yield "DP101", span, (
         f"the update is {pipeline.mechanism} (the noisy sum is divided by a data-dependent batch "
-        f"size) but {accountant} accounts it as SGM")
+        f"size) but {_accountant_phrase(pipeline, project)} accounts it as SGM")
 
 
 def dp102(pipeline: Pipeline, project: Project) -> Iterator[tuple[str, Span, str]]:
@@ -105,7 +122,12 @@ def dp105(pipeline: Pipeline, project: Project) -> Iterator[tuple[str, Span, str
     if resolution.pinned:
         return
     span = resolution.span or _anchor(pipeline, "library") or Span(pipeline.path, pipeline.line)
-    yield "DP105", span, f"{resolution.reason}: the update rule cannot be known"
+    # the library evidence says how the pipeline's release was decided (e.g. by the API line)
+    why = next((e.note for e in pipeline.evidence if e.role == "library"), resolution.reason)
+    if DATED in why:
+        yield "DP105", span, f"{why}; still, which release runs is not reproducible"
+    else:
+        yield "DP105", span, f"{why}: the update rule cannot be known"
 
 
 def dp106(pipeline: Pipeline, project: Project) -> Iterator[tuple[str, Span, str]]:

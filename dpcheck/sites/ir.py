@@ -14,9 +14,9 @@ trees: they read expressions in this encoding. Every node is a list whose first 
 * ``["t", [items]]`` tuple/list/set; ``["d", [[key, value], ...]]`` dict
 * ``["comp", element, [bound names], [iterables], filtered]`` list/set/dict comprehension,
   generator; ``filtered`` says whether an ``if`` clause drops items
-* ``["?", kind, ...]`` anything else, opaque on purpose; lambdas, f-strings, conditional and
-  boolean expressions, ``yield``, ``yield from`` and ``await`` keep their sub-expressions as
-  children
+* ``["?", kind, ...]`` anything else, opaque on purpose; lambdas, f-strings, conditional
+  expressions (kind ``ifexp``), boolean operations (kind ``and`` or ``or``), ``yield``,
+  ``yield from`` and ``await`` keep their sub-expressions as children
 
 Positions are 1-based lines and 1-based *character* columns. The encoder reads Python's ``ast``
 (the C parser: an order of magnitude cheaper than a concrete syntax tree with positions) and
@@ -165,7 +165,8 @@ class Encoder:
         return ["?", "ifexp", self.encode(node.body, depth), self.encode(node.orelse, depth)]
 
     def _boolop(self, node: ast.BoolOp, depth: int) -> IR:
-        return ["?", "boolop", *(self.encode(v, depth) for v in node.values)]
+        kind = "and" if isinstance(node.op, ast.And) else "or"
+        return ["?", kind, *(self.encode(v, depth) for v in node.values)]
 
     def _fstring(self, node: ast.JoinedStr, depth: int) -> IR:
         return ["?", "fstring", *(self.encode(v.value, depth) for v in node.values

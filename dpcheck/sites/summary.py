@@ -6,8 +6,11 @@ defaults and the statements in source order: assignments, augmented assignments,
 statements, returns, loop and ``with`` headers, each with its expression in IR form
 (``dpcheck.sites.ir``), its 1-based position, its loop nesting and, where it may be a DP site,
 its source text, and (``br``) the ``if`` arms it sits in as ``[if line, 0 for the body | 1 for
-the else]`` pairs, so an assignment in one arm is not read in the other. The pipeline stage
-finds and links DP sites from these statements; it never re-parses the file.
+the else]`` pairs, so an assignment in one arm is not read in the other. Each scope also keeps
+the test of each of its ``if`` statements (``ifs``: if line as a string -> test IR), so the
+arm a statement sits in can be read as a condition (``(i + 1) % k != 0`` gates a step on every
+k-th batch; ``loss_reduction == "mean"`` gates a division). The pipeline stage finds and links
+DP sites from these statements; it never re-parses the file.
 
 The summary is read from CPython's ``ast``, the tree the engine's syntax check already built:
 measured on the Opacus source, libcst's position metadata alone costs about 1.7x a libcst parse
@@ -21,7 +24,7 @@ from typing import Any
 
 from dpcheck.sites.ir import BINOPS, IR, Encoder, Source, dotted, tail_name, walk
 
-SUMMARY_VERSION = 4
+SUMMARY_VERSION = 5
 
 #: Callee name tails whose presence makes a statement worth keeping the source text of.
 SITE_TAILS: frozenset[str] = frozenset(
@@ -32,6 +35,7 @@ SITE_TAILS: frozenset[str] = frozenset(
         "clamp", "clamp_", "clip", "div_", "div", "mean", "step", "vmap", "bernoulli",
         "binomial", "permutation", "randperm", "shuffle", "fit", "PoissonSampledDpEvent",
         "SampledWithoutReplacementDpEvent", "DPDataLoader", "UniformWithReplacementSampler",
+        "signal_skip_step", "virtual_step", "BatchMemoryManager",
     }
 )
 OPTION_CALLS = frozenset({"add_argument", "option", "DEFINE_float", "DEFINE_integer", "DEFINE_bool",
@@ -66,7 +70,8 @@ class _Collector:
             "imports": {},
             "classes": {},
             "argparse": [],
-            "scopes": {"<module>": {"line": 1, "params": [], "stmts": [], "class": None}},
+            "scopes": {"<module>": {"line": 1, "params": [], "stmts": [], "class": None,
+                                    "ifs": {}}},
             "has_main": False,
         }
         self._source = source
@@ -187,7 +192,7 @@ class _Collector:
             self.body(node.body, qual, loops)
             self.body(node.orelse, qual, loops)
             return
-        self._encoder.encode(test)
+        self.summary["scopes"][qual]["ifs"][str(node.lineno)] = self._encoder.encode(test)
         for arm, block in enumerate((node.body, node.orelse)):
             self._branches.append([node.lineno, arm])
             self.body(block, qual, loops)
@@ -213,6 +218,7 @@ class _Collector:
             "params": params,
             "stmts": [],
             "class": parent if parent in self.summary["classes"] else None,
+            "ifs": {},
         }
         self._nested(node.body, qual)
 
@@ -229,7 +235,7 @@ class _Collector:
             "bases": [dotted(b) for b in node.bases],
         }
         self.summary["scopes"][qual] = {"line": node.lineno, "params": [], "stmts": [],
-                                        "class": qual}
+                                        "class": qual, "ifs": {}}
         self._nested(node.body, qual)
 
     # -- imports -------------------------------------------------------------------------

@@ -162,7 +162,7 @@ def test_warm_scan_sees_edits_of_imported_modules_and_pins(tmp_path: Path, capsy
     pins = project / "pyproject.toml"
     pins.write_text(pins.read_text().replace('"opacus==1.3.0"', '"opacus>=0.12"'))
     unpinned, findings = _pipeline_of(capsys, project, cache)
-    assert unpinned["mechanism"] == "unknown"
+    assert unpinned["library"] == "opacus>=0.12"
     assert "DP105" in {f["rule"] for f in findings}
 
 

@@ -26,7 +26,8 @@ def test_an_unpinned_line_is_reported_on_the_requirements_file(tmp_path: Path, s
     copy_fixture("opacus_unpinned", tmp_path / "proj")
     code, report, _ = scan_json("--fail-on", "warning", str(tmp_path / "proj" / "requirements.txt"))
     assert code == 1
-    assert [(f["rule"], f["path"], f["line"]) for f in report["findings"]] == [("DP105", "requirements.txt", 3)]
+    assert [(f["rule"], f["path"], f["line"]) for f in report["findings"]] == [
+        ("DP105", "requirements.txt", 3), ("DP101", "train.py", 22)]
 
 
 def test_python_and_dependency_files_together(gate_repo: Path, scan_json: ScanJson) -> None:

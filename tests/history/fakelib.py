@@ -3,7 +3,8 @@ through the Opacus eras with the shapes of the real code: a clipper whose ``pre_
 the realized batch (0.x), an engine flag ``poisson`` with ``avg_batch_size`` (0.4), an optimizer
 dividing by ``expected_batch_size = int(N * q)`` behind ``make_private`` (1.x), a Poisson sampler
 added at 0.3, the default accountant switched at 1.1, a file that stops parsing at 1.2 and a
-tree without the package at 2.0."""
+tree without the package at 2.0. As in Opacus, every division of the noisy sum sits under a
+``loss_reduction == "mean"`` test, so the ``sum`` mode leaves it undivided."""
 
 from __future__ import annotations
 
@@ -56,7 +57,8 @@ class PrivacyEngine:
         clip_values, batch_size = self.clipper.pre_step()
         for p in self.module.parameters():
             noise = self._noise(p)
-            noise /= batch_size
+            if self.clipper.loss_reduction == "mean":
+                noise /= batch_size
             p.grad += noise
 '''
 
@@ -82,9 +84,10 @@ class PrivacyEngine:
         clip_values, batch_size = self.clipper.pre_step()
         for p in self.module.parameters():
             noise = self._noise(p)
-            noise /= batch_size
+            if self.clipper.loss_reduction == "mean":
+                noise /= batch_size
             p.grad += noise
-            if self.poisson:
+            if self.poisson and self.clipper.loss_reduction == "mean":
                 p.grad *= batch_size / self.avg_batch_size
 '''
 

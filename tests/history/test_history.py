@@ -59,6 +59,22 @@ def test_evidence_points_at_the_line_at_that_tag(fake_repo: git.Repo, tmp_path: 
     assert accountant and '"prv"' in accountant[0].text
 
 
+def test_the_sum_cell_rests_on_the_mean_only_branches(fake_repo: git.Repo, tmp_path: Path
+                                                      ) -> None:
+    result = run_history(HistoryOptions(Path(fake_repo.working_tree_dir), package="fakedp",
+                                        cache_dir=tmp_path))
+    rows = {row.release.tag: row for row in result.rows}
+    for tag, texts in (("v0.1.0", {'if self.clipper.loss_reduction == "mean":',
+                                   'if self.loss_reduction == "mean":'}),
+                       ("v0.4.0", {'if self.clipper.loss_reduction == "mean":',
+                                   'if self.poisson and self.clipper.loss_reduction == "mean":',
+                                   'if self.loss_reduction == "mean":'}),
+                       ("v1.0.0", {'if self.loss_reduction == "mean":'})):
+        row = rows[tag]
+        assert row.cells["normalization_sum"] == "none"
+        assert {e.text for e in row.evidence if e.role == "normalization:sum"} == texts, tag
+
+
 def test_unknown_cells_say_why(fake_repo: git.Repo, tmp_path: Path) -> None:
     result = run_history(HistoryOptions(Path(fake_repo.working_tree_dir), package="fakedp",
                                         cache_dir=tmp_path))

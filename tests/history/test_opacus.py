@@ -32,6 +32,19 @@ VERIFIED = {
 }
 
 
+#: tag -> the ``if`` lines (path, text) that gate every division by the batch size on
+#: ``loss_reduction == "mean"``, read by hand at the tag: with "sum" nothing is divided.
+SUM_GATES = {
+    "v0.9.0": {("opacus/per_sample_gradient_clip.py", 'if self.loss_reduction == "mean":'),
+               ("opacus/privacy_engine.py", 'if self.loss_reduction == "mean":')},
+    "v0.14.0": {("opacus/per_sample_gradient_clip.py", 'if self.loss_reduction == "mean":'),
+                ("opacus/privacy_engine.py",
+                 'if self.poisson and self.loss_reduction == "mean":')},
+    "v1.3": {("opacus/optimizers/optimizer.py", 'if self.loss_reduction == "mean":'),
+             ("opacus/optimizers/ddp_perlayeroptimizer.py", 'if self.loss_reduction == "mean":')},
+}
+
+
 @pytest.fixture(scope="module")
 def rows(tmp_path_factory: pytest.TempPathFactory) -> dict[str, HistoryRow]:
     assert REPO is not None
@@ -48,6 +61,14 @@ def test_rows_read_by_hand(rows: dict[str, HistoryRow], tag: str) -> None:
     evidence = {(e.path, e.text) for e in row.evidence
                 if e.role == "normalization:mean"}
     assert (path, text) in evidence
+
+
+@pytest.mark.parametrize("tag", sorted(SUM_GATES))
+def test_sum_cell_evidence_is_the_mean_only_branch(rows: dict[str, HistoryRow], tag: str) -> None:
+    row = rows[tag]
+    assert row.cells["normalization_sum"] == "none"
+    assert {(e.path, e.text) for e in row.evidence if e.role == "normalization:sum"} == \
+        SUM_GATES[tag]
 
 
 def test_every_release_agrees_with_the_shipped_table(rows: dict[str, HistoryRow]) -> None:

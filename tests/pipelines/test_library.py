@@ -59,8 +59,10 @@ class PrivacyEngine:
         clip_values, batch_size = self.clipper.pre_step()
         for p in self.module.parameters():
             noise = self._generate_noise(p)
-            noise /= batch_size
+            {gate}
+                noise /= batch_size
 '''
+MEAN_ONLY = 'if self.loss_reduction == "mean":'
 
 
 def _engine(era: str, accountant: str = "prv", poisson: str = "True") -> str:
@@ -89,13 +91,48 @@ def test_an_expected_batch_size_nothing_is_divided_by_does_not_decide() -> None:
 
 
 def test_0x_clipper_tuple_is_followed_to_the_realized_batch() -> None:
-    row = classify_library({"lib/clipper.py": CLIPPER_0X, "lib/privacy_engine.py": ENGINE_0X})
+    row = classify_library({"lib/clipper.py": CLIPPER_0X,
+                            "lib/privacy_engine.py": ENGINE_0X.format(gate=MEAN_ONLY)})
     assert (row.normalization_mean, row.normalization_sum) == ("A", "none")
     # no Poisson sampler and no flag: the engine has no Poisson path
     assert (row.poisson_builtin, row.poisson_default, row.mechanism) == (
         False, False, "not supported")
     lines = {(e.span.path, e.span.line) for e in row.evidence if e.role == "normalization:mean"}
-    assert lines == {("lib/privacy_engine.py", 10), ("lib/clipper.py", 5)}
+    assert lines == {("lib/privacy_engine.py", 11), ("lib/clipper.py", 5)}
+    gates = {(e.span.path, e.span.line) for e in row.evidence if e.role == "normalization:sum"}
+    assert gates == {("lib/privacy_engine.py", 10)}
+
+
+@pytest.mark.parametrize(("gate", "code"), [
+    (MEAN_ONLY, "none"),
+    ('if self.poisson and self.loss_reduction == "mean":', "none"),
+    ('if not self.loss_reduction == "sum":', "none"),
+    ('if self.loss_reduction != "sum":', "none"),
+    ('if self.loss_reduction == "sum" or self.frozen:\n                pass\n            else:',
+     "none"),
+    ('if self.loss_reduction != "mean":\n                pass\n            else:', "none"),
+    ("if self.poisson:", "A"),
+    ('if self.poisson or self.loss_reduction == "mean":', "A"),
+    ('if self.loss_reduction == "sum":', "A"),
+    ('if self.loss_reduction == "mean":\n                pass\n            else:', "A"),
+])
+def test_the_sum_cell_reads_the_branch_that_divides(gate: str, code: str) -> None:
+    """With loss_reduction="sum" the library divides only where no "mean" test gates it."""
+    row = classify_library({"lib/clipper.py": CLIPPER_0X,
+                            "lib/privacy_engine.py": ENGINE_0X.format(gate=gate)})
+    assert (row.normalization_mean, row.normalization_sum) == ("A", code)
+    kept = [e for e in row.evidence if e.role == "normalization:sum"]
+    if code == "A":
+        assert [e.note for e in kept] == ["noise /= batch_size"]
+    else:
+        assert kept and all("loss_reduction" in e.note for e in kept)
+
+
+def test_without_a_loss_reduction_option_the_sum_cell_is_unknown() -> None:
+    source = ENGINE_0X.format(gate=MEAN_ONLY).replace(', loss_reduction="mean"', "")
+    row = classify_library({"lib/clipper.py": CLIPPER_0X, "lib/privacy_engine.py": source})
+    assert row.normalization_sum == "unknown"
+    assert dict(row.reasons)["normalization_sum"] == "no loss_reduction option found"
 
 
 def test_library_tests_are_not_the_library() -> None:
