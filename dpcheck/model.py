@@ -73,8 +73,7 @@ class Evidence:
 
     Roles in use: ``update``, ``divisor``, ``noise``, ``clip``, ``per-sample-grad``, ``sampler``,
     ``accountant``, ``accountant:<q|steps>``, ``accumulation``, ``dispatch``, ``requirement``,
-    ``library``,
-    ``param:<name>``.
+    ``library``, ``param:<name>``.
     """
 
     role: str
