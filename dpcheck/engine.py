@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 
 from dpcheck.catalog import Catalog, load_catalog, select_rules
 from dpcheck.config import Config, load_config
+from dpcheck.discover.commit_pins import history_fingerprint
 from dpcheck.discover.facts import ProjectFacts, collect_facts
 from dpcheck.discover.files import discover_files, project_root, relative_path
 from dpcheck.discover.installed import find_installed
@@ -246,8 +247,8 @@ def _project_key(
     reported: frozenset[str] | None,
 ) -> str:
     """A digest of every input of the linking stage: the files' contents, the dependency files,
-    the DP libraries installed, the parameter overrides and the reported subset (the code
-    itself is part of the cache namespace)."""
+    the DP libraries installed, the parameter overrides, the Opacus history clone used to place
+    commit pins, and the reported subset (the code itself is part of the cache namespace)."""
     root = settings.root
     digest = hashlib.sha256()
     for rel in sorted(analyzer.keys):
@@ -263,6 +264,7 @@ def _project_key(
         digest.update(f"param:{name}:{value.value}\n".encode())
     for library, version in sorted(settings.config.dp_library_versions.items()):
         digest.update(f"pin:{library}:{version}\n".encode())
+    digest.update(f"opacus-history:{history_fingerprint()}\n".encode())
     digest.update(f"reported:{sorted(reported) if reported is not None else None}".encode())
     return digest.hexdigest()
 

@@ -44,6 +44,24 @@ def opacus_history() -> git.Repo | None:
     return history
 
 
+def history_fingerprint() -> str:
+    """What a cached scan must be keyed on for commit placement: the clone named by
+    ``DPCHECK_OPACUS_REPO`` and the state of its tags (new tags can move a placement)."""
+    location = os.environ.get(ENVIRONMENT_VARIABLE, "").strip()
+    if not location:
+        return ""
+    root = Path(location).expanduser()
+    stamps = []
+    for git_dir in (root / ".git", root):
+        for refs in (git_dir / "packed-refs", git_dir / "refs" / "tags"):
+            try:
+                stat = refs.stat()
+            except OSError:
+                continue
+            stamps.append(f"{refs.name}:{stat.st_size}:{stat.st_mtime_ns}")
+    return f"{location}|{';'.join(stamps)}"
+
+
 def place_commit_pins(pins: tuple[Pin, ...], history: git.Repo | None) -> tuple[Pin, ...]:
     """``pins`` with every upstream Opacus commit pin that ``history`` can place rewritten as the
     range of releases around it (see the module docstring)."""

@@ -10,6 +10,7 @@ import pytest
 
 from dpcheck.discover.commit_pins import ENVIRONMENT_VARIABLE, release_bounds
 from dpcheck.discover.facts import collect_facts
+from dpcheck.engine import ScanOptions, scan
 from dpcheck.errors import DpcheckError
 from dpcheck.pipelines import build_pipelines
 from dpcheck.rules import evaluate
@@ -130,3 +131,21 @@ def test_a_placed_commit_decides_the_update_rule(
     [pipeline] = build_pipelines(project)
     assert pipeline.mechanism == mechanism
     assert {f.rule for f in evaluate([pipeline], project)} == rules
+
+
+def test_a_cached_scan_follows_the_history_clone(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        history: tuple[git.Repo, dict[str, str]]) -> None:
+    """The placement is an input of the linking stage: setting the variable, or a new tag in
+    the clone, must not serve the cached result of the scan before."""
+    repo, commits = history
+    project = make_project(tmp_path / "project", {
+        "train.py": ATTACH, "requirements.txt": UPSTREAM.format(ref=commits["b"]) + "\n"})
+    options = ScanOptions(paths=[project.root], cache_dir=tmp_path / "cache", jobs=1)
+    monkeypatch.delenv(ENVIRONMENT_VARIABLE, raising=False)
+    assert {f.rule for f in scan(options).findings} == {"DP105"}
+    monkeypatch.setenv(ENVIRONMENT_VARIABLE, repo.working_dir)
+    assert {f.rule for f in scan(options).findings} == {"DP105"}  # 0.13 and 0.14 differ
+    repo.delete_tag("v0.14.0")
+    repo.create_tag("v0.14.0", ref=commits["b"])  # b is now the 0.14.0 release: EASGM
+    assert {f.rule for f in scan(options).findings} == {"DP101"}
