@@ -158,7 +158,12 @@ NO_ACCOUNTANT = Accountant(name="none", assumes="unknown")
 
 @dataclass(frozen=True)
 class Pipeline:
-    """One training entry point with its linked sites, classification and parameters."""
+    """One training entry point with its linked sites, classification and parameters.
+
+    ``release`` is the DP library release whose behaviour classified the pipeline: an exact
+    version, or the span of releases of the API line the code calls (``1.0.0-1.6.0``) when no
+    pin decides but all of them behave alike; None when no release decided it.
+    """
 
     entry: str
     path: str
@@ -169,6 +174,7 @@ class Pipeline:
     params: dict[str, ParamValue] = field(default_factory=dict)
     evidence: tuple[Evidence, ...] = ()
     library: str | None = None
+    release: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -181,6 +187,7 @@ class Pipeline:
             "params": {k: v.to_json() for k, v in sorted(self.params.items())},
             "evidence": [e.to_json() for e in self.evidence],
             "library": self.library,
+            "release": self.release,
         }
 
     @classmethod
@@ -195,6 +202,7 @@ class Pipeline:
             params={k: ParamValue.from_json(k, v) for k, v in data["params"].items()},
             evidence=tuple(Evidence.from_json(e) for e in data["evidence"]),
             library=data.get("library"),
+            release=data.get("release"),
         )
 
 

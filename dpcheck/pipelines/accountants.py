@@ -30,6 +30,10 @@ GDP_CLT = {"compute_eps_poisson": POISSON, "compute_mu_poisson": POISSON,
            "compute_eps_uniform": WITHOUT_REPLACEMENT, "compute_mu_uniform": WITHOUT_REPLACEMENT}
 OPACUS_CLASSES = {"RDPAccountant": "opacus-rdp", "PRVAccountant": "opacus-prv",
                   "GaussianAccountant": "opacus-gdp"}
+#: A step count of one given to an RDP computation: the RDP of a single step, to be scaled.
+PER_STEP = (["n", 1], ["n", 1.0])
+#: The steps of a per-step computation whose count could not be found.
+UNKNOWN_STEPS: IR = ["?", "per-step"]
 
 
 @dataclass
@@ -92,9 +96,28 @@ class AccountantFinder:
         for where, stmt, node in calls:
             call = self._classify(node, where) or self._stepping(node, where, stmt)
             if call is not None:
-                _scaled_steps(call, stmt["e"])
+                if not _scaled_steps(call, stmt["e"]) and call.args.get("steps", (None, None))[1] \
+                        in PER_STEP:
+                    self._caller_scaled_steps(call)
                 found.append(call)
         return _merge(found)
+
+    def _caller_scaled_steps(self, call: AccountantCall) -> None:
+        """The steps of a per-step accountant call (``compute_rdp(q, sigma, 1, orders)``) inside
+        a helper: the multiplier its callers scale the helper's result by
+        (``get_rdp(q, sigma) * engine.steps``) when they all agree, else unresolved (the
+        literal 1 is one step's RDP, never the count)."""
+        helper = Ctx(call.ctx.path, call.ctx.scope)
+        found: dict[str, tuple[Ctx, IR]] = {}
+        sites = self.index.in_reach(list(self.index.call_sites(helper))) \
+            if helper.scope != "<module>" else []
+        for where, node in sites:
+            scope = self.index.scope(where)
+            statement = next((stmt["e"] for stmt in scope["stmts"] if stmt["line"] == where.line),
+                             None) if scope else None
+            multiplier = _multiplier(statement, node) if statement is not None else None
+            found[repr(multiplier)] = (where, multiplier or UNKNOWN_STEPS)
+        call.args["steps"] = found.popitem()[1] if len(found) == 1 else (call.ctx, UNKNOWN_STEPS)
 
     def _stepping(self, node: IR, ctx: Ctx, stmt: dict[str, Any]) -> AccountantCall | None:
         """``accountant.compose(event, count)`` (dp_accounting) and ``accountant.step(...)``
@@ -126,16 +149,10 @@ class AccountantFinder:
             return call
         return None
 
-    def _qualified(self, name: str, ctx: Ctx) -> str:
-        head = name.split(".", 1)[0]
-        summary = self.index.summary(ctx.path)
-        target = summary["imports"].get(head) if summary else None
-        return f"{target}{name[len(head):]}" if target else name
-
     def _classify(self, node: IR, ctx: Ctx) -> AccountantCall | None:
         name = callee_name(node) or ""
         tail = tail_name(name)
-        qualified = self._qualified(name, ctx)
+        qualified = self.index.qualified(name, ctx.path)
         if tail in ("compute_dp_sgd_privacy", "compute_dp_sgd_privacy_lib",
                     "compute_dp_sgd_privacy_statement"):
             return AccountantCall.of("tf-privacy-rdp", POISSON, ctx, node, _pick(node, {
@@ -233,14 +250,21 @@ class AccountantFinder:
         return binding.ir, replace(binding.ctx, line=binding.line)
 
 
-def _scaled_steps(call: AccountantCall, statement: IR) -> None:
+def _scaled_steps(call: AccountantCall, statement: IR) -> bool:
     """``compute_rdp(q, sigma, 1, orders) * steps``: the RDP of one step times a count, so the
-    steps are the multiplier, not the literal given to the call."""
+    steps are the multiplier, not the literal given to the call. Whether it was so."""
+    multiplier = _multiplier(statement, call.call)
+    if multiplier is not None:
+        call.args["steps"] = (call.ctx, multiplier)
+    return multiplier is not None
+
+
+def _multiplier(statement: IR, call: IR) -> IR | None:
+    """``k`` of a product ``call * k`` or ``k * call`` in ``statement``, else None."""
     for node in walk(statement):
-        if node[0] == "b" and node[1] == "*" and call.call in (node[2], node[3]):
-            other = node[3] if node[2] is call.call else node[2]
-            call.args["steps"] = (call.ctx, other)
-            return
+        if node[0] == "b" and node[1] == "*" and call in (node[2], node[3]):
+            return node[3] if node[2] == call else node[2]
+    return None
 
 
 def _family(name: str) -> str:

@@ -4,8 +4,9 @@ Entry points are scripts (a ``__main__`` block, module-level loops or calls) and
 script reaches, the outermost project function that runs it (never a method of a local engine
 class: a copy, fork or subclass of the Opacus engine is library code). The scopes an entry reaches
 through project calls are analysed together, leaving out the arms of a dispatch on a configured
-value (``if args.algorithm == "DPSGD"``) that its defaults skip, so an entry that can run several
-training methods is the pipeline of its default one. An Opacus usage or a hand-written DP-SGD
+value (``if args.algorithm == "DPSGD"``) that its defaults skip (their calls are not followed and
+no analyzer reads their statements), so an entry that can run several training methods is the
+pipeline of its default one. An Opacus usage or a hand-written DP-SGD
 update makes a pipeline; its normalization and sampling give the mechanism (``mechanism``),
 accountant calls give what is assumed, and the parameters are resolved statically with
 provenance.
@@ -20,9 +21,16 @@ from typing import Any
 
 from dpcheck.model import NO_ACCOUNTANT, Accountant, Evidence, Pipeline, Span
 from dpcheck.pipelines.accountants import AccountantCall, AccountantFinder
+from dpcheck.pipelines.engine_patch import patched_callees
 from dpcheck.pipelines.handwritten import NOISE_TAILS, HandwrittenAnalyzer, HandwrittenUpdate
 from dpcheck.pipelines.index import Ctx, ProjectIndex
-from dpcheck.pipelines.opacus_usage import ENTRY_CALLS, OpacusUsage, find_usage, normalization
+from dpcheck.pipelines.opacus_usage import (
+    ENTRY_CALLS,
+    OpacusUsage,
+    find_usage,
+    loader_decides,
+    normalization,
+)
 from dpcheck.pipelines.params import ParamCollector
 from dpcheck.pipelines.sampling import SamplingAnalyzer
 from dpcheck.pipelines.tf_privacy import find_optimizer
@@ -35,12 +43,17 @@ from dpcheck.sites.ir import IR, callee_name, tail_name
 MAX_SCOPES = 400
 
 
-def mechanism(norm: str, sampling: str) -> str:
-    """The update rule from the divisor kind and the sampling (vocabulary of DESIGN.md)."""
+def mechanism(norm: str, sampling: str, by_loader: bool = False) -> str:
+    """The update rule from the divisor kind and the sampling (vocabulary of DESIGN.md).
+    ``by_loader``: the divisor is data-dependent only if the batches are sampled (Opacus
+    dividing by floor(N/len(loader)) of a loader it may have kept), so unknown sampling leaves
+    the update rule unknown."""
     if norm == "unknown":
         return "unknown"
     if norm == "none":
         return "SGM"
+    if by_loader and sampling == "unknown":
+        return "unknown"
     if sampling == "shuffle":
         return "fixed-mean"
     if norm == "constant":
@@ -60,6 +73,8 @@ class _Analysis:
     poisson_default: bool | None = None
     default_accountant: str | None = None
     anchor: Span | None = None
+    by_loader: bool = False
+    release: str | None = None
 
 
 class PipelineBuilder:
@@ -71,6 +86,7 @@ class PipelineBuilder:
         self.handwritten = HandwrittenAnalyzer(self.index)
         self.evaluator = Evaluator(self.index)
         self._pruned: set[Span] = set()
+        self._truths: dict[tuple[str, str, int], bool | None] = {}
 
     def build(self) -> list[Pipeline]:
         pipelines: list[Pipeline] = []
@@ -126,6 +142,7 @@ class PipelineBuilder:
         for where, stmt in self.index.statements([ctx]):
             if stmt["k"] == "return" and stmt["e"][0] == "r":
                 yield from ((f, ()) for f in self._functions(stmt["e"][1], where))
+        yield from ((f, ()) for f in patched_callees(self.index, ctx))
 
     def _functions(self, name: str, where: Ctx) -> list[Ctx]:
         """The project functions ``name`` may be at ``where``, including a function defined
@@ -144,12 +161,32 @@ class PipelineBuilder:
         ``args.algorithm == "DPSGD"``) whose test is decided under the default configuration:
         (if line, whether the statement's arm runs)."""
         for line, arm in stmt.get("br", ()):
-            test = self.index.if_test(ctx, line)
-            if test is None or not _dispatch_test(test):
-                continue
-            holds = self.evaluator.truth(test, Ctx(ctx.path, ctx.scope, line))
+            holds = self._decided(ctx, line)
             if holds is not None:
                 yield line, holds == (arm == 0)
+
+    def _decided(self, ctx: Ctx, line: int) -> bool | None:
+        """Whether the test of the ``if`` at ``line`` holds under the default configuration,
+        for a dispatch test (``_dispatch_test``) that is decided; else None. Evaluated outside
+        any pipeline's reach (the same answer for every entry), once per ``if``."""
+        key = (ctx.path, ctx.scope, line)
+        if key not in self._truths:
+            test = self.index.if_test(ctx, line)
+            self._truths[key] = self.evaluator.truth(test, Ctx(*key)) \
+                if test is not None and _dispatch_test(test) else None
+        return self._truths[key]
+
+    def _skipped_arms(self, scopes: list[Ctx]) -> frozenset[tuple[str, str, int, int]]:
+        """The dispatch arms of ``scopes`` the default configuration skips: their statements
+        are not read when the pipeline is classified (``ProjectIndex.statements``)."""
+        skipped = set()
+        for ctx in scopes:
+            scope = self.index.scope(ctx)
+            for line in scope.get("ifs", {}) if scope else ():
+                holds = self._decided(ctx, int(line))
+                if holds is not None:
+                    skipped.add((ctx.path, ctx.scope, int(line), 1 if holds else 0))
+        return frozenset(skipped)
 
     def _dispatch_evidence(self) -> list[Evidence]:
         """The dispatch tests of the last reach that left a project function out of it."""
@@ -213,11 +250,13 @@ class PipelineBuilder:
 
     # -- classification -----------------------------------------------------------------------
     def _pipeline(self, entry: str, ctx: Ctx, scopes: list[Ctx]) -> Pipeline | None:
+        self.index.skipped_arms = self._skipped_arms(scopes)
         self.index.reach = frozenset((c.path, c.scope) for c in scopes)
         try:
             return self._classified(entry, ctx, scopes)
         finally:
             self.index.reach = frozenset()
+            self.index.skipped_arms = frozenset()
 
     def _classified(self, entry: str, ctx: Ctx, scopes: list[Ctx]) -> Pipeline | None:
         usage = find_usage(self.index, scopes)
@@ -227,6 +266,7 @@ class PipelineBuilder:
             analysis = self._opacus(usage, ctx.path)
         elif update is not None and update.is_dp_sgd:
             analysis = self._handwritten(update)
+            analysis.evidence[:0] = self.handwritten.hand_over(update)
         elif optimizer is not None:
             analysis = self._tf_privacy(*optimizer)
         else:
@@ -247,10 +287,12 @@ class PipelineBuilder:
                             for k, span in sorted(chosen.sources.items()) if k in ("q", "steps"))
         evidence.extend(Evidence(f"param:{k}", v.span, f"{k} = {v.value} ({v.source})")
                         for k, v in sorted(values.items()) if v.span is not None)
-        mech = mechanism(analysis.norm, sampling.kind)
+        mech = mechanism(analysis.norm, sampling.kind, analysis.by_loader)
         if mech == "unknown":
+            kept = " (the divisor is data-dependent only if the loader Opacus keeps samples)" \
+                if analysis.by_loader else ""
             why = analysis.reason if analysis.norm == "unknown" else (
-                f"normalization {analysis.norm} with {sampling.kind} sampling"
+                f"normalization {analysis.norm} with {sampling.kind} sampling{kept}"
                 f"{': ' + sampling.note if sampling.note else ''}")
             anchor = analysis.anchor or Span(ctx.path, 1)
             evidence.append(Evidence("update", anchor, f"mechanism unknown: {why}"))
@@ -260,7 +302,8 @@ class PipelineBuilder:
             line = analysis.anchor.line
         return Pipeline(entry=entry, path=ctx.path, line=line, mechanism=mech,
                         sampling=sampling.kind, accountant=accountant, params=values,
-                        evidence=tuple(evidence), library=analysis.library)
+                        evidence=tuple(evidence), library=analysis.library,
+                        release=analysis.release)
 
     def _opacus(self, usage: OpacusUsage, path: str) -> _Analysis:
         resolution = resolve_opacus(self.project, path, usage)
@@ -284,7 +327,8 @@ class PipelineBuilder:
                                  f"{e['text']}") for e in row.get("evidence", [])
                         if str(e.get("role", "")).startswith("normalization"))
         return _Analysis(norm, why, evidence, resolution.library, bool(row["poisson_default"]),
-                         row.get("default_accountant"), span)
+                         row.get("default_accountant"), span, loader_decides(usage, row),
+                         str(row["version"]))
 
     @staticmethod
     def _noise_argument(usage: OpacusUsage) -> list[Evidence]:

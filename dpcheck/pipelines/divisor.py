@@ -37,9 +37,13 @@ SAMPLING_DRAWS = frozenset({"rand", "random", "uniform", "permutation", "randper
                             "binomial", "choice", "random_sample"})
 BERNOULLI = frozenset({"bernoulli", "binomial"})
 UNIFORM = frozenset({"rand", "random", "uniform", "random_sample"})
+#: Index ranges a comprehension filters by a sampling mask (``range(n)``, ``np.arange(n)``).
+INDEX_RANGES = frozenset({"range", "arange"})
 #: Calls turning a boolean mask into the indices of its True entries (``torch.where`` and
 #: ``np.where`` only with the mask as their single argument).
 MASK_INDICES = frozenset({"nonzero", "flatnonzero", "argwhere", "where"})
+#: Tensor conversions that keep the value of their first argument (``tf.cast(n, tf.float32)``).
+CASTS = frozenset({"cast", "convert_to_tensor", "constant"})
 _DATASET_NAME = re.compile(r"(dataset|train_set|trainset|train_data|data_train)", re.I)
 
 
@@ -76,6 +80,7 @@ class DivisorClassifier:
 
     def __init__(self, index: ProjectIndex) -> None:
         self.index = index
+        self._following: set[Ctx] = set()
 
     # -- origins: what a value is (a batch, a dataset, a loader) --------------------------------
     def origin(self, ir: IR, ctx: Ctx, depth: int = 0) -> str:
@@ -109,6 +114,8 @@ class DivisorClassifier:
         if tag == "comp" and len(ir[3]) == 1 and not ir[4] and self._element_origin(
                 ir[3][0], ctx, None, depth + 1) == "example":
             return "batch"
+        if tag == "comp" and self._mask_kept(ir, ctx, depth):
+            return "batch"
         if tag == "b":
             left = self.origin(ir[2], ctx, depth + 1)
             return left if left != "unknown" else self.origin(ir[3], ctx, depth + 1)
@@ -117,6 +124,10 @@ class DivisorClassifier:
             tail = tail_name(name)
             if tail in LOADER_TAILS or tail.lower().endswith("_loader"):
                 return "loader"
+            if (tail in CASTS or name == "iter") and ir[2]:
+                return self.origin(ir[2][0], ctx, depth + 1)
+            if name == "next" and ir[2]:
+                return _element_of(self.origin(ir[2][0], ctx, depth + 1))
             if tail in MASK_INDICES and self._mask_indices(ir, ctx, depth):
                 return "batch"
             if tail in DATASET_TAILS:
@@ -127,7 +138,25 @@ class DivisorClassifier:
                     return self.origin(base, ctx, depth + 1)
             if known_dataset(ir, None) is not None:
                 return "dataset"
+            return self._returned_origin(ir, ctx, (), depth)
         return "unknown"
+
+    def _returned_origin(self, call: IR, ctx: Ctx, index: tuple[int, ...], depth: int,
+                         width: int | None = None) -> str:
+        """The origin of what a project function returns (element ``index`` of its returned
+        tuples, unpacked into ``width`` names): a loader from a helper however it is named.
+        Every return must agree; a function met again while its returns are being followed
+        (recursion) decides nothing."""
+        target = self.index.function(callee_name(call) or "", ctx)
+        if target is None or target.scope.endswith(".__init__") or target in self._following:
+            return "unknown"
+        self._following.add(target)
+        try:
+            found = {self.origin(value, where, depth + 1)
+                     for value, where, _ in self.index.returned_parts(target, index, width)}
+        finally:
+            self._following.discard(target)
+        return found.pop() if len(found) == 1 else "unknown"
 
     def _sample_index(self, ir: IR, ctx: Ctx, depth: int) -> bool:
         """Whether a subscript index is a sampled mask or index set (``rand(n) < q``,
@@ -164,9 +193,22 @@ class DivisorClassifier:
         operand = args[0] if args else _method_base(call, callee_name(call) or "")
         return self._is_mask(operand, ctx, depth + 1)
 
+    def _mask_kept(self, comp: IR, ctx: Ctx, depth: int) -> bool:
+        """Whether a comprehension lists the indices a sampling mask keeps (``[i for i in
+        range(n) if mask[i]]``): one per sampled example, so its length is the realized batch
+        size."""
+        element, names, iterables, _, conditions = comp[1:6]
+        if len(names) != 1 or len(iterables) != 1 or len(conditions) != 1 \
+                or element != ["r", names[0]] or iterables[0][0] != "call":
+            return False
+        test = conditions[0]
+        return tail_name(callee_name(iterables[0])) in INDEX_RANGES and test[0] == "i" \
+            and test[2] == element and self._is_mask(test[1], ctx, depth + 1)
+
     def _is_mask(self, ir: IR, ctx: Ctx, depth: int) -> bool:
         """Whether ``ir`` is a Bernoulli sampling mask (``torch.rand(n) < q``, ``rng.random(n) <=
-        q``, ``torch.bernoulli(...)``, ``np.random.binomial(1, q, n)``), possibly converted."""
+        q``, ``np.random.random_sample(n) > 1 - q``, ``torch.bernoulli(...)``,
+        ``np.random.binomial(1, q, n)``), possibly converted."""
         if depth > 16:
             return False
         if ir[0] == "r":
@@ -175,8 +217,9 @@ class DivisorClassifier:
             return assigned is not None and self._is_mask(*assigned, depth + 1)
         if ir[0] == "cmp":
             draw = ir[2]
-            return ir[1] in ("<", "<=") and draw[0] == "call" and tail_name(
-                callee_name(draw)) in UNIFORM
+            below = ir[1] in ("<", "<=") or (ir[1] in (">", ">=") and draw[0] == "call"
+                                             and bool(draw[2]))
+            return below and draw[0] == "call" and tail_name(callee_name(draw)) in UNIFORM
         if ir[0] != "call":
             return False
         name = callee_name(ir) or ""
@@ -248,7 +291,10 @@ class DivisorClassifier:
             tail = tail_name(callee_name(ir))
             if tail in ("make_private", "make_private_with_epsilon"):
                 return "loader" if binding.index == (2,) else "unknown"
-            return "dataset" if known_dataset(ir, binding.index) else "unknown"
+            if known_dataset(ir, binding.index):
+                return "dataset"
+            return self._returned_origin(ir, where, binding.index, depth,
+                                         self.index.unpacked_width(binding))
         return self.origin(ir, where, depth + 1)
 
     def _element_origin(
@@ -330,6 +376,9 @@ class DivisorClassifier:
             return self._size_of(_method_base(ir, name), ctx, depth, ".numel()")
         if tail in ("sum", "count_nonzero") and not args:
             return Dep(b=True)
+        if tail in CASTS and args:
+            inner = self.classify(args[0], ctx, depth + 1)
+            return replace(inner, floor=inner.n) if _integer_cast(ir) else inner
         if name in FLOORS and len(args) == 1:
             inner = self.classify(args[0], ctx, depth + 1)
             return replace(inner, floor=inner.n)
@@ -352,6 +401,9 @@ class DivisorClassifier:
                 return self._size_of(base[1], ctx, depth, ".shape[0]")
             if base[0] == "r" and base[1].endswith(".shape") and ir[2] == ["n", 0]:
                 return self._size_of(["r", base[1][: -len(".shape")]], ctx, depth, ".shape[0]")
+            shaped = _shape_operand(base)
+            if shaped is not None and ir[2] == ["n", 0]:
+                return self._size_of(shaped, ctx, depth, ".shape[0]")
             value = Evaluator(self.index).value(ir, ctx)
             return Dep() if value is not None else _unknown("subscript not resolved")
         if ir[0] == "a":
@@ -412,6 +464,21 @@ class DivisorClassifier:
         if len(kinds) == 1:
             return results[0]
         return _unknown(f"parameter {binding.name} receives values of kinds {sorted(kinds)}")
+
+
+def _integer_cast(call: IR) -> bool:
+    """Whether a tensor conversion casts to an integer dtype (``tf.cast(x, tf.int32)``), which
+    truncates a non-negative value: a floor."""
+    dtype = call[2][1] if len(call[2]) > 1 else call[3].get("dtype")
+    return dtype is not None and dtype[0] == "r" and "int" in tail_name(dtype[1])
+
+
+def _shape_operand(ir: IR) -> IR | None:
+    """``x`` of a ``tf.shape(x)`` / ``np.shape(x)`` call (``tf.shape(input=x)`` too), else None."""
+    if ir[0] != "call" or tail_name(callee_name(ir)) != "shape":
+        return None
+    operands = [*ir[2], *ir[3].values()]
+    return operands[0] if len(operands) == 1 else None
 
 
 def _element_of(origin: str) -> str:

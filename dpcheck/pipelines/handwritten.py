@@ -8,20 +8,21 @@ whole gradient after one global ``clip_grad_norm_`` is therefore not a pipeline.
 
 PyTorch, JAX/NumPy and TensorFlow 2 idioms are read alike: per-sample gradients from ``vmap``,
 BackPACK's ``grad_batch``/``batch_l2``, ``tf.vectorized_map``/``pfor`` or a tape's
-``jacobian``; TF divisors through ``tf.cast`` and ``tf.shape(x)[0]``; updates handed to
-``apply_gradients``. A clip factor bounded the wrong way round (``min(norm/C, 1)``) is kept as
-evidence: it does not bound the per-example sensitivity.
+``jacobian``; TF divisors (``tf.cast``, ``tf.shape(x)[0]``) as the divisor classifier reads
+them; updates handed to ``apply_gradients``. A clip factor bounded the wrong way round
+(``min(norm/C, 1)``) is kept as evidence: it does not bound the per-example sensitivity.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from dpcheck.model import Evidence, Span
 from dpcheck.pipelines.divisor import Dep, DivisorClassifier
-from dpcheck.pipelines.index import Ctx, ProjectIndex
+from dpcheck.pipelines.index import Binding, Ctx, ProjectIndex
 from dpcheck.sites.ir import IR, callee_name, tail_name, walk
 
 #: Gaussian draws: torch, numpy (``rng.normal``), JAX, TF (``tf.random.normal``, the seeded
@@ -44,8 +45,6 @@ PER_SAMPLE_CALLS = frozenset({"vmap", "jacrev", "BatchGrad", "per_sample_grads",
 #: Attributes holding per-sample gradients or norms: Opacus ``grad_sample``, BackPACK
 #: ``grad_batch`` (``BatchGrad``) and ``batch_l2`` (``BatchL2Grad``), ``per_sample_*`` names.
 PER_SAMPLE_NAMES = ("grad_sample", "per_sample", "grad_batch", "batch_l2")
-#: Tensor conversions that keep the value of their first argument (``tf.cast(n, tf.float32)``).
-CASTS = frozenset({"cast", "convert_to_tensor", "constant"})
 MEAN_CALLS = frozenset({"mean", "reduce_mean"})
 GRAD_CALLS = frozenset({"backward", "grad", "value_and_grad", "gradient"})
 ARITH_CALLS = frozenset({
@@ -66,6 +65,8 @@ INPLACE = frozenset({"add_", "sub_", "mul_", "div_", "copy_", "append"})
 DIVIDE_CALLS = frozenset({"div", "div_", "true_divide"})
 #: Multiplications by a reciprocal (``g.mul_(1.0 / lot)``) divide by the reciprocal's divisor.
 RECIPROCAL_CALLS = frozenset({"mul", "mul_", "multiply"})
+#: Parameter names of a noise scale handed to the code that draws the noise.
+NOISE_SCALE = re.compile(r"noise|sigma|std|scale", re.I)
 
 
 @dataclass(frozen=True)
@@ -164,17 +165,6 @@ def clip_factor_inverted(node: IR) -> bool:
     return False
 
 
-def _uncast(ir: IR) -> IR:
-    """A divisor in the form the divisor classifier reads: the value inside tensor conversions
-    (``tf.cast(n, tf.float32)`` is ``n``), and TF's ``tf.shape(x)[0]`` as ``x.shape[0]``."""
-    while ir[0] == "call" and tail_name(callee_name(ir)) in CASTS and ir[2]:
-        ir = ir[2][0]
-    if ir[0] == "i" and ir[1][0] == "call" and tail_name(callee_name(ir[1])) == "shape" \
-            and len(ir[1][2]) == 1:
-        return ["i", ["a", ir[1][2][0], "shape"], ir[2]]
-    return ir
-
-
 def _row_norm(node: IR) -> bool:
     return "norm" in tail_name(callee_name(node)) and any(k in node[3] for k in ("dim", "axis"))
 
@@ -233,6 +223,8 @@ class HandwrittenAnalyzer:
         parameters: set[str] = set()
         pending: list[tuple[Ctx, IR, IR, Evidence]] = []
         for stmt in stmts:
+            if not self.index.runs(ctx, stmt):
+                continue
             expr: IR = stmt["e"]
             where = Ctx(ctx.path, ctx.scope, stmt["line"])
             calls = [n for n in walk(expr) if n[0] == "call"]
@@ -292,6 +284,38 @@ class HandwrittenAnalyzer:
                 self._opaque(where, stmt, noisy, result)
             elif _touches(refs, clipped):
                 self._mean_divisor(where, stmt, clipped, result)
+
+    def hand_over(self, update: HandwrittenUpdate) -> list[Evidence]:
+        """Where the pipeline's own calls hand the noise scale to the code that draws the noise
+        (``DPSequential(noise_multiplier=...)`` in the script when the draw sits in a model
+        class of a library): the keyword a caller in the reach (``index.reach``) passes for the
+        parameter the noise statement is built from, followed through local and ``self.``
+        assignments. Only for a draw outside the caller's file; none when nothing is found."""
+        found: list[Evidence] = []
+        for ctx, _, statement in update.noise_calls[:1]:
+            for param in self._scale_params(statement, ctx, 0):
+                for where, call in self.index.call_sites(param.ctx):
+                    line = call[5].get(param.name) if len(call) > 5 else None
+                    if line is not None and where.path != ctx.path \
+                            and (where.path, where.scope) in self.index.reach:
+                        found.append(Evidence("noise", Span(where.path, line), (
+                            f"{param.name} handed to {callee_name(call)}(), which draws the "
+                            f"noise at {ctx.path}:{ctx.line}")))
+        return found
+
+    def _scale_params(self, expr: IR, ctx: Ctx, depth: int) -> Iterator[Binding]:
+        """The function parameters named like a noise scale (``noise_multiplier``, ``sigma``,
+        ``std``) that ``expr`` is computed from."""
+        for name in sorted(set(_refs(expr))):
+            binding = self.index.attribute(name, ctx)
+            if binding is None:
+                continue
+            if binding.kind == "param" and NOISE_SCALE.search(binding.name):
+                yield binding
+            elif binding.kind == "assign" and binding.ir is not None and not binding.index \
+                    and depth < 4:
+                yield from self._scale_params(binding.ir, replace(binding.ctx, line=binding.line),
+                                              depth + 1)
 
     def _function(self, callee: str | None, ctx: Ctx) -> Ctx | None:
         """The project function ``callee`` names at ``ctx`` (memoised: every statement asks
@@ -431,7 +455,7 @@ class HandwrittenAnalyzer:
 
     def _add(self, ctx: Ctx, divisor: IR, span: Span, text: str, result: HandwrittenUpdate,
              floor: bool = False) -> None:
-        dep = self.divisors.classify(_uncast(divisor), ctx)
+        dep = self.divisors.classify(divisor, ctx)
         if floor and dep.n:
             dep = Dep(n=True, floor=True)
         result.divisors.append(Divisor(dep, span, text))

@@ -29,6 +29,12 @@ ARGS_PARSERS: frozenset[str] = frozenset({"parse_args", "parse_known_args"})
 ABSL_FLAGS = "FLAGS"
 #: How many hops (assignments, returns, callers, factories) a class or function is followed.
 MAX_CHAIN = 16
+#: How many imports away from a candidate file the call index still reads a project file.
+IMPORT_HOPS = 2
+#: The IR of a ``*sequence`` argument (``sites.ir`` encodes every starred argument so).
+STAR: IR = ["?", "star"]
+#: What a ``functools.partial`` object is called with later, as the ``**`` of its call.
+PARTIAL_REST: IR = ["?", "partial"]
 
 
 @dataclass(frozen=True)
@@ -43,7 +49,8 @@ class Ctx:
 @dataclass(frozen=True)
 class Binding:
     """What a name is bound to. ``kind`` is one of ``assign``, ``loop``, ``param``, ``option``,
-    ``module`` (an imported module object), ``function`` or ``class``.
+    ``module`` (an imported module object), ``function``, ``class`` or ``global`` (a module name
+    that several functions assign under ``global``: which value a reader sees is not decided).
 
     ``ir`` is the bound expression (the assigned value, the loop iterable, the parameter default,
     the option default); ``index`` the tuple-unpacking position (None if not unpacked); ``ctx``
@@ -83,6 +90,7 @@ class ProjectIndex:
         self.project = project
         self._paths = frozenset(project.paths)
         self._call_index: dict[str, list[tuple[Ctx, IR]]] | None = None
+        self._indexed: tuple[str, ...] | None = None
         self._aliases: dict[str, set[str]] | None = None
         self._assigned_from: dict[str, set[str]] | None = None
         self._method_names: frozenset[str] | None = None
@@ -92,8 +100,12 @@ class ProjectIndex:
         #: The scopes of the pipeline being classified: a function's callers inside it are
         #: preferred to the others (a helper shared by several entries gets each entry's own).
         self.reach: frozenset[tuple[str, str]] = frozenset()
+        #: The ``if`` arms (path, scope, if line, 0 body | 1 else) the pipeline being classified
+        #: skips under its default configuration: ``statements`` leaves their statements out.
+        self.skipped_arms: frozenset[tuple[str, str, int, int]] = frozenset()
         self.module_path = lru_cache(maxsize=None)(self._module_path)
         self.receivers = lru_cache(maxsize=None)(self._receivers)
+        self.global_writers = lru_cache(maxsize=None)(self._global_writers)
         # The library view of ``dpcheck history`` (pipelines/library.py) has no facts.
         facts = getattr(project, "facts", None)
         self._bundled = tuple(f"{f}/" for f in facts.bundled_folders()) if facts else ()
@@ -111,11 +123,50 @@ class ProjectIndex:
         return summary["scopes"].get(ctx.scope) if summary else None
 
     def statements(self, scopes: Iterable[Ctx]) -> Iterator[tuple[Ctx, dict[str, Any]]]:
-        """Every statement of ``scopes``, in order, with its location."""
+        """Every statement of ``scopes`` that may run, in order, with its location (statements
+        in an ``if`` arm of ``skipped_arms`` are left out)."""
         for ctx in scopes:
             scope = self.scope(ctx)
             for stmt in scope["stmts"] if scope is not None else ():
-                yield Ctx(ctx.path, ctx.scope, stmt["line"]), stmt
+                if self.runs(ctx, stmt):
+                    yield Ctx(ctx.path, ctx.scope, stmt["line"]), stmt
+
+    def runs(self, ctx: Ctx, stmt: dict[str, Any]) -> bool:
+        """Whether ``stmt`` of the scope of ``ctx`` may run: False when it sits in an ``if`` arm
+        that ``skipped_arms`` lists (a dispatch arm the default configuration skips)."""
+        return not self.skipped_arms or not any(
+            (ctx.path, ctx.scope, line, arm) in self.skipped_arms
+            for line, arm in stmt.get("br", ()))
+
+    def unpacked_width(self, binding: Binding) -> int | None:
+        """How many names the tuple target ``binding`` was unpacked into (``a, b, c = f()``:
+        3); None for a plain binding."""
+        scope = self.scope(binding.ctx) if binding.index else None
+        for stmt in scope["stmts"] if scope else ():
+            target = stmt["t"]
+            if stmt["line"] == binding.line and isinstance(target, list) \
+                    and _positions(target, binding.name) == binding.index:
+                return len(target)
+        return None
+
+    def returned_parts(self, function: Ctx, index: tuple[int, ...] = (),
+                       width: int | None = None
+                       ) -> Iterator[tuple[IR, Ctx, dict[str, Any]]]:
+        """Element ``index`` of what each ``return`` of ``function`` gives (the whole value for
+        ``()``), with where to read it and the return statement. A return of a tuple whose
+        length differs from ``width`` (the unpacking target) cannot be the one unpacked there and
+        is left out; one that cannot be unpacked gives the opaque ``["?", "unpacked"]``."""
+        scope = self.scope(function)
+        for stmt in scope["stmts"] if scope else ():
+            if stmt["k"] != "return" or not self.runs(function, stmt):
+                continue
+            value = stmt["e"]
+            if index and width is not None and value[0] == "t" and len(value[1]) != width:
+                continue
+            for position in index:
+                value = value[1][position] if value[0] == "t" and position < len(value[1]) \
+                    else ["?", "unpacked"]
+            yield value, Ctx(function.path, function.scope, stmt["line"]), stmt
 
     def calls(self, scopes: Iterable[Ctx]) -> Iterator[tuple[Ctx, dict[str, Any], IR]]:
         """Every call expression in the statements of ``scopes``, with its statement."""
@@ -176,8 +227,34 @@ class ProjectIndex:
             parent = ctx.scope.rsplit(".", 1)[0] if "." in ctx.scope else "<module>"
             if parent in summary["classes"]:
                 parent = "<module>"
-            return self.bind(name, Ctx(ctx.path, parent), depth + 1)
+            rebound = self._rebound(name, ctx) if parent == "<module>" else None
+            return rebound or self.bind(name, Ctx(ctx.path, parent), depth + 1)
         return self._global(name, ctx, summary, depth)
+
+    def _rebound(self, name: str, reader: Ctx) -> Binding | None:
+        """A module name read inside a function, where other functions of the module assign it
+        under ``global name``: the function reads what they stored (the module's own
+        assignment is only its value until then), so the one such function's last assignment;
+        a ``global`` binding (value not decided) when several functions store it; None when
+        none does."""
+        writers = [w for w in self.global_writers(reader.path).get(name, ()) if w != reader.scope]
+        if not writers:
+            return None
+        first = Ctx(reader.path, writers[0])
+        if len(writers) > 1:
+            return Binding("global", None, first, self.scope(first)["line"], name=name)
+        return self._local(name, first, self.scope(first))
+
+    def _global_writers(self, path: str) -> dict[str, tuple[str, ...]]:
+        """For each name of module ``path``: the functions that declare it ``global`` and
+        assign it (computed once per file)."""
+        summary = self.summary(path)
+        writers: dict[str, list[str]] = {}
+        for qual, scope in (summary or {}).get("scopes", {}).items():
+            for name in scope.get("globals", ()):
+                if self._local(name, Ctx(path, qual), scope) is not None:
+                    writers.setdefault(name, []).append(qual)
+        return {name: tuple(quals) for name, quals in writers.items()}
 
     def _local(self, name: str, ctx: Ctx, scope: dict[str, Any]) -> Binding | None:
         best: Binding | None = None
@@ -228,7 +305,7 @@ class ProjectIndex:
                 continue
             for entry in summary["argparse"]:
                 if entry["dest"] == dest:
-                    default = entry["default"] or _implicit_default(summary, entry)
+                    default = entry["default"] or _implicit_default(entry)
                     return Binding("option", default, Ctx(candidate, "<module>"),
                                    entry["line"], name=dest)
         return None
@@ -277,7 +354,8 @@ class ProjectIndex:
             if value[0] == "i" and value[1][0] == "call":
                 if (callee_name(value[1]) or "").endswith("parse_known_args"):
                     return self.option(attr, owner.ctx.path)
-        return None
+        from dpcheck.pipelines.hf_trainer import dataclass_field  # hf_trainer imports this module
+        return dataclass_field(self, owner, attr)
 
     def _param_attribute(self, param: Binding, attr: str) -> Binding | None:
         """``args.x`` where ``args`` is a parameter: follow the single argument the callers pass
@@ -333,8 +411,10 @@ class ProjectIndex:
         return self.option(attr, ctx.path) if tail in ARGS_PARSERS else None
 
     def mutated(self, binding: Binding) -> bool:
-        """Whether the bound name is also updated in place (``steps += 1``; for ``self.x``, in
-        any method of the class): its first value is a counter's start, not its value."""
+        """Whether the bound name is also updated in place (``steps += 1``, or ``t = t + 1``
+        inside a loop; for ``self.x``, in any method of the class or as ``obj.x += ...``
+        anywhere in the module, the object reached through another name): its first value is
+        a counter's start, not its value."""
         summary = self.summary(binding.ctx.path)
         if summary is None or not binding.name:
             return False
@@ -342,8 +422,15 @@ class ProjectIndex:
         owner = scope.get("class") if scope and binding.name.startswith("self.") else None
         scopes = [s for s in summary["scopes"].values() if s.get("class") == owner] if owner \
             else [scope] if scope else []
-        return any(stmt["k"] == "aug" and stmt["t"] == binding.name
-                   for s in scopes for stmt in s["stmts"])
+        if any(stmt["t"] == binding.name and (stmt["k"] == "aug" or (
+               stmt["k"] == "assign" and stmt["loop"] >= 0
+               and ["r", binding.name] in walk(stmt["e"])))
+               for s in scopes for stmt in s["stmts"]):
+            return True
+        attribute = "." + binding.name.rpartition(".")[2]
+        return owner is not None and any(
+            stmt["k"] == "aug" and isinstance(stmt["t"], str) and stmt["t"].endswith(attribute)
+            for s in summary["scopes"].values() for stmt in s["stmts"])
 
     def _returned_option(self, call: IR, ctx: Ctx, attr: str) -> Binding | None:
         target = self.function(callee_name(call) or "", ctx)
@@ -577,7 +664,7 @@ class ProjectIndex:
         return None
 
     def call_sites(self, target: Ctx) -> Iterator[tuple[Ctx, IR]]:
-        """Calls anywhere in the candidate files that resolve to the function ``target``
+        """Calls anywhere in the indexed files that resolve to the function ``target``
         (a class's ``__init__`` is called by the class name)."""
         parts = target.scope.split(".")
         short = parts[-2] if parts[-1] == "__init__" and len(parts) > 1 else parts[-1]
@@ -593,14 +680,62 @@ class ProjectIndex:
             for where, node in self.calls_named(alias):
                 if wanted in self.functions(callee_name(node) or "", where):
                     yield where, node
+        yield from self._partial_sites(wanted, {short, *aliases})
+
+    def _partial_sites(self, wanted: Ctx, names: set[str]) -> Iterator[tuple[Ctx, IR]]:
+        """``functools.partial(f, a, k=v)`` read as a call of ``f`` with those arguments. The
+        arguments the partial object is called with later are not known here: a trailing ``*``
+        and ``**`` stand for them, so the other parameters of ``f`` stay unresolved rather than
+        taking their defaults."""
+        for where, node in self.calls_named("partial"):
+            func = node[2][0] if node[2] else None
+            if func is None or func[0] != "r" or tail_name(func[1]) not in names \
+                    or self.qualified(callee_name(node) or "", where.path) != "functools.partial":
+                continue
+            if wanted in self.functions(func[1], where):
+                later = {**node[3], "**": PARTIAL_REST}
+                yield where, ["call", func, [*node[2][1:], STAR], later, node[4], node[5]]
+
+    def qualified(self, name: str, path: str) -> str:
+        """``name`` with its first part replaced by what the module ``path`` imports under it
+        (``partial`` -> ``functools.partial``); ``name`` itself when that part is not imported."""
+        summary = self.summary(path)
+        head, dot, rest = name.partition(".")
+        target = summary["imports"].get(head) if summary else None
+        return f"{target}{dot}{rest}" if target else name
+
+    def indexed_paths(self) -> tuple[str, ...]:
+        """The files the call index reads: the candidate files and the project files they
+        import, up to ``IMPORT_HOPS`` imports away (tests and vendored copies excluded). A
+        training step in a module without any DP marker still calls the optimizer's methods
+        and sets their attributes; following imports, not every file, keeps the number of
+        summaries small."""
+        if self._indexed is None:
+            seen = set(self.project.candidate_paths())
+            frontier = sorted(seen)
+            for _ in range(IMPORT_HOPS):
+                frontier = sorted({found for path in frontier for found in self._imported(path)
+                                   if found not in seen and not self.skipped(found)})
+                seen.update(frontier)
+            self._indexed = tuple(p for p in sorted(seen) if self.summary(p) is not None)
+        return self._indexed
+
+    def _imported(self, path: str) -> Iterator[str]:
+        """The project files the imports of ``path`` name."""
+        summary = self.summary(path)
+        for target in (summary or {}).get("imports", {}).values():
+            located = self.module_path(path, target)
+            if located is not None:
+                yield located[0]
 
     def calls_named(self, tail: str) -> list[tuple[Ctx, IR]]:
-        """Every call in the candidate files whose callee ends in ``tail`` (index built once)."""
+        """Every call in the indexed files (``indexed_paths``) whose callee ends in ``tail``
+        (index built once)."""
         if self._call_index is None:
             self._call_index = {}
             self._aliases = {}
             self._assigned_from = {}
-            for path in self.project.candidate_paths():
+            for path in self.indexed_paths():
                 summary = self.summary(path)
                 for qual, scope in (summary or {}).get("scopes", {}).items():
                     for stmt in scope["stmts"]:
@@ -619,19 +754,11 @@ class ProjectIndex:
         return self._call_index.get(tail, [])
 
 
-def _implicit_default(summary: Summary, entry: dict[str, Any]) -> IR | None:
+def _implicit_default(entry: dict[str, Any]) -> IR | None:
     """The default an argparse flag without ``default=`` has by its action: ``False`` for
-    ``action="store_true"``, ``True`` for ``"store_false"`` (read from the declaring call)."""
-    for scope in summary["scopes"].values():
-        for stmt in scope["stmts"]:
-            if stmt["line"] > entry["line"] or stmt["end"][0] < entry["line"]:
-                continue
-            for node in _calls(stmt["e"]):
-                action = node[3].get("action") if node[4][:2] == [entry["line"], entry["col"]] \
-                    else None
-                if action in (["s", "store_true"], ["s", "store_false"]):
-                    return ["c", action[1] == "store_false"]
-    return None
+    ``action="store_true"``, ``True`` for ``"store_false"``."""
+    action = entry.get("action")
+    return ["c", action == "store_false"] if action in ("store_true", "store_false") else None
 
 
 def _alias_names(ir: IR) -> list[str]:
@@ -661,18 +788,23 @@ def _calls(ir: IR) -> Iterator[IR]:
 
 
 def argument(call: IR, params: list[str], name: str) -> IR | None:
-    """The argument a call passes for parameter ``name`` (by keyword or position); for a
-    ``**mapping(...)`` argument, the item ``["a", mapping call, name]``."""
+    """The argument a call passes for parameter ``name`` (by keyword or position); None when
+    the call does not pass it (the parameter keeps its default). What a ``*sequence`` or
+    ``**mapping`` may supply is not a default: a ``*`` argument at or before the position gives
+    the opaque ``["?", "star"]``; a ``**mapping(...)`` call, the item ``["a", mapping call,
+    name]``; any other mapping, the subscript ``["i", mapping, ["s", name]]`` (a dict literal's
+    item, else unresolved)."""
     if name in call[3]:
         return call[3][name]
-    if "**" in call[3] and call[3]["**"][0] == "call":
-        return ["a", call[3]["**"], name]
     offset = 1 if params and params[0] in ("self", "cls") else 0
-    try:
-        position = params.index(name) - offset
-    except ValueError:
-        return None
+    position = params.index(name) - offset if name in params else -1
     args = call[2]
-    if 0 <= position < len(args) and args[position][0] != "?":
+    starred = next((i for i, arg in enumerate(args) if arg == STAR), None)
+    if position >= 0 and starred is not None and starred <= position:
+        return STAR
+    if 0 <= position < len(args):
         return args[position]
-    return None
+    mapping = call[3].get("**")
+    if mapping is None:
+        return None
+    return ["a", mapping, name] if mapping[0] == "call" else ["i", mapping, ["s", name]]

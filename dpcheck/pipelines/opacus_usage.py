@@ -13,9 +13,8 @@ from dpcheck.sites.ir import IR, callee_name, tail_name
 ENTRY_CALLS = frozenset({"make_private", "make_private_with_epsilon"})
 #: Normalization codes of the version table -> divisor kinds of ``dpcheck.pipelines.divisor``.
 NORMALIZATION = {"A": "realized", "EA": "expected", "FEA": "floor-expected", "none": "none"}
-#: Opening of the update note when a 1.x ``poisson_sampling=False`` keeps the user's loader: the
-#: divisor floor(N / len(loader)) then samples nothing itself, so whether it is data-dependent
-#: rests on that loader (DP101 is not claimed while that loader is unknown).
+#: Opening of the update note when a 1.x ``poisson_sampling=False`` keeps the user's loader
+#: (see ``loader_decides``).
 KEPT_LOADER = "poisson_sampling=False keeps the data loader passed in"
 
 
@@ -93,6 +92,19 @@ def _engine_of(index: ProjectIndex, call: IR, ctx: Ctx) -> tuple[Ctx, IR] | None
     if binding is not None and binding.ir is not None and binding.ir[0] == "call":
         return binding.ctx, binding.ir
     return None
+
+
+def loader_decides(usage: OpacusUsage, row: dict[str, Any]) -> bool:
+    """Whether, under the release ``row``, the usage may keep the user's own loader (a 1.x
+    ``poisson_sampling=`` that is not the literal ``True``): the divisor floor(N / len(loader))
+    then samples nothing itself, so its data dependence rests on how the batches are drawn (the
+    fixed batch size of a shuffled loader, floor(N*q) of a Poisson one) and the mechanism
+    follows the sampling found; with that sampling unknown, so is the mechanism."""
+    flag = usage.keyword("poisson_sampling")
+    return flag not in (None, ["c", True]) and any(
+        variant.get("sampling") == "shuffle" and "normalization_mean" not in variant
+        and str(variant.get("when", "")).startswith("poisson_sampling")
+        for variant in row.get("variants") or [])
 
 
 def normalization(usage: OpacusUsage, row: dict[str, Any]) -> tuple[str, str]:

@@ -4,30 +4,35 @@ The loader the training loop iterates decides (following the object the loop rea
 Opacus ``make_private`` that returns a Poisson loader wins over the ``shuffle=True`` of the
 loader passed in, and a project helper's returned loader is the one of the ``return`` the
 default configuration reaches). The loop that takes optimizer steps wins over statistics or
-pre-computation passes over other loaders. Loops over ``range`` use the index sampling found in
-the same scopes: Bernoulli masks (``rand(n) < q``, ``rand(n) > 1 - q``) are Poisson;
-permutations and fixed slices are shuffle. Training fed by TF without a Python loop is read from where its batches
-are made: a tf.data ``.shuffle().batch(B)`` chain, an estimator ``numpy_input_fn`` (shuffled or
+pre-computation passes over other loaders. A loop over ``range`` that draws ``next(it)`` from
+``it = iter(loader)`` reads that loader; other loops over ``range`` use the index sampling
+found in the same scopes: Bernoulli masks (``rand(n) < q``, ``rand(n) > 1 - q``) are Poisson;
+permutations and fixed slices are shuffle. Training fed by TF without a Python loop is read
+from where its batches are made: a tf.data ``.shuffle().batch(B)`` chain, an estimator ``numpy_input_fn`` (shuffled or
 sequential fixed batches), Keras ``fit(batch_size=...)``.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from dpcheck.model import Evidence, Span
 from dpcheck.pipelines.divisor import BERNOULLI, UNIFORM, DivisorClassifier
 from dpcheck.pipelines.handwritten import assigned_names
+from dpcheck.pipelines.hf_trainer import inherited_loader, sampler_method
 from dpcheck.pipelines.index import Binding, Ctx, ProjectIndex
+from dpcheck.pipelines.returned import returned_item
 from dpcheck.pipelines.values import Evaluator
 from dpcheck.sites.ir import IR, callee_name, tail_name, walk
 
 POISSON_SAMPLERS = frozenset({"UniformWithReplacementSampler", "DPDataLoader",
                               "from_data_loader", "DistributedUniformWithReplacementSampler"})
 SHUFFLE_SAMPLERS = frozenset({"RandomSampler", "DistributedSampler", "SubsetRandomSampler"})
+#: Calls that iterate over a loader unchanged (a progress bar, an index pairing).
+ITERATION_WRAPPERS = frozenset({"tqdm", "enumerate"})
 PERMUTATIONS = frozenset({"permutation", "randperm", "shuffle"})
 #: TF estimator input functions over in-memory arrays (``tf.compat.v1.estimator.inputs``).
 INPUT_FNS = frozenset({"numpy_input_fn", "pandas_input_fn"})
@@ -78,10 +83,14 @@ class SamplingAnalyzer:
             scope = self.index.scope(ctx)
             stmts = scope["stmts"] if scope else []
             for position, stmt in enumerate(stmts):
+                if not self.index.runs(ctx, stmt):
+                    continue
                 where = Ctx(ctx.path, ctx.scope, stmt["line"])
                 if stmt["k"] == "for":
                     steps = _steps(stmts, position)
-                    found = self._loop(stmt, where, steps)
+                    drawn = _drawn(stmts, position, ctx)
+                    found = self._loop(stmt, where, steps) if drawn is None \
+                        else self.loader(*drawn)
                     if found is not None:
                         (training if steps else decisions).append(found)
                 index_sampling.extend(self._index_sampling(stmt, where))
@@ -131,16 +140,28 @@ class SamplingAnalyzer:
             if binding.index and value[0] == "call" and tail_name(callee_name(value)) in (
                     "make_private", "make_private_with_epsilon"):
                 return self._opacus(value, where, depth)
+            target = self.index.function(callee_name(value) or "", where) \
+                if binding.index and value[0] == "call" else None
+            if target is not None and not target.scope.endswith(".__init__"):
+                return self._returned_loader(target, tail_name(callee_name(value)), depth,
+                                             binding.index, self.index.unpacked_width(binding))
             if binding.index:
-                returned = self._returned(value, where, binding.index)
-                if returned is not None:
-                    return self.loader(*returned, depth + 1)
                 return Sampling(note=f"{ir[1]} is unpacked from an expression not followed")
             return self.loader(value, where, depth + 1)
+        item = returned_item(self.index, ir, ctx)
+        if item is not None:
+            return self.loader(*item, depth + 1)
         if ir[0] != "call":
             return Sampling(note="loader expression not followed")
         tail = tail_name(callee_name(ir))
         span = Span(ctx.path, *ir[4])
+        if tail in ITERATION_WRAPPERS and ir[2]:
+            return self.loader(ir[2][0], ctx, depth + 1)
+        inherited = inherited_loader(self.index, ir, ctx)
+        if inherited is not None:
+            return Sampling("shuffle", [inherited])
+        if callee_name(ir) == "iter" and ir[2]:
+            return self.loader(ir[2][0], ctx, depth + 1)
         if tail in POISSON_SAMPLERS:
             return Sampling("poisson", [Evidence("sampler", span, f"{tail}: Poisson sampling")],
                             (ctx, ir))
@@ -163,23 +184,22 @@ class SamplingAnalyzer:
             return self._returned_loader(target, tail, depth)
         return Sampling(note=f"{tail}() is not a loader dpcheck knows")
 
-    def _returned_loader(self, function: Ctx, name: str, depth: int) -> Sampling:
+    def _returned_loader(self, function: Ctx, name: str, depth: int, index: tuple[int, ...] = (),
+                         width: int | None = None) -> Sampling:
         """The loader a project function returns (``get_loader(...)``, a loader factory's
-        closure). Returns in an ``if`` arm the default configuration skips are left out; the
+        closure), or element ``index`` of the tuples it returns, unpacked into ``width`` names
+        (``train, test, n = get_loaders(...)``: a return of another length is not the one
+        unpacked). Returns in an ``if`` arm the default configuration skips are left out; the
         rest must agree."""
-        scope = self.index.scope(function)
         evaluator = Evaluator(self.index)
         found: list[Sampling] = []
-        for stmt in scope["stmts"] if scope else ():
-            if stmt["k"] != "return":
-                continue
-            where = Ctx(function.path, function.scope, stmt["line"])
+        for value, where, stmt in self.index.returned_parts(function, index, width):
             runs = [None if holds is None else holds == (arm == 0)
                     for line, arm in stmt.get("br", ())
                     for holds in [self._holds(evaluator, where, line)]]
             if False in runs:
                 continue
-            found.append(self.loader(stmt["e"], where, depth + 1))
+            found.append(self.loader(value, where, depth + 1))
             if stmt["ld"] == 0 and None not in runs:
                 break  # this return always runs: the later ones are unreachable
         kinds = {f.kind for f in found}
@@ -223,23 +243,6 @@ class SamplingAnalyzer:
         chosen.evidence = [Evidence("sampler", Span(ctx.path, *call[4]), note), *chosen.evidence]
         return chosen
 
-    def _returned(self, call: IR, ctx: Ctx, index: tuple[int, ...]) -> tuple[IR, Ctx] | None:
-        """Element ``index`` of the tuple a project function returns (``train, test, n =
-        get_loaders(...)``), with where to read it; None unless every return agrees."""
-        target = self.index.function(callee_name(call) or "", ctx) if call[0] == "call" else None
-        scope = self.index.scope(target) if target is not None else None
-        found: list[tuple[IR, Ctx]] = []
-        for stmt in scope["stmts"] if scope and target else []:
-            value = stmt["e"]
-            if stmt["k"] != "return":
-                continue
-            for position in index:
-                if value[0] != "t" or position >= len(value[1]):
-                    return None
-                value = value[1][position]
-            found.append((value, Ctx(target.path, target.scope, stmt["line"])))  # type: ignore
-        return found[0] if len(found) == 1 else None
-
     def _arguments(self, param: Binding) -> list[tuple[Ctx, IR]]:
         """What callers pass for a parameter, preferring the callers inside this pipeline (a
         helper shared by several entry points gets each entry's own loader)."""
@@ -266,6 +269,12 @@ class SamplingAnalyzer:
                                                      f"DataLoader({key}={tail}): fixed batches")],
                                 (ctx, ir))
             own = self._project_sampler(sampler, ctx, key) if sampler[0] == "call" else None
+            fixed = sampler_method(self.index, sampler, ctx, SHUFFLE_SAMPLERS) \
+                if own is None and key == "sampler" and sampler[0] == "call" else None
+            if fixed:
+                return Sampling("shuffle", [*fixed, Evidence(
+                    "sampler", span, "DataLoader(sampler=...) batches the sampler returned")],
+                    (ctx, ir))
             return own or Sampling(note=f"DataLoader {key} not recognised")
         shuffle = kwargs.get("shuffle")
         note = "DataLoader(shuffle=True): shuffled fixed-size batches" if shuffle == [
@@ -416,22 +425,38 @@ def _complement(ir: IR) -> IR:
     return ["b", "-", ["n", 1], ir]
 
 
-def _steps(stmts: list[dict[str, Any]], loop: int) -> bool:
-    """Whether the body of the loop at ``stmts[loop]`` takes training steps (``backward``, an
-    optimizer ``step``): the loop that trains, not a statistics or pre-computation pass over
-    another loader."""
+def _body(stmts: list[dict[str, Any]], loop: int) -> Iterator[dict[str, Any]]:
+    """The statements inside the loop at ``stmts[loop]`` (nested ones included), in order."""
     for stmt in stmts[loop + 1:]:
         enclosing = stmt["loop"]
         while enclosing > loop:
             enclosing = stmts[enclosing]["loop"]
-        if enclosing != loop:
-            if stmt["ld"] <= stmts[loop]["ld"]:
-                return False
-            continue
-        if any(node[0] == "call" and _is_step(tail_name(callee_name(node)))
-               for node in walk(stmt["e"])):
-            return True
-    return False
+        if enclosing == loop:
+            yield stmt
+        elif stmt["ld"] <= stmts[loop]["ld"]:
+            return
+
+
+def _steps(stmts: list[dict[str, Any]], loop: int) -> bool:
+    """Whether the body of the loop at ``stmts[loop]`` takes training steps (``backward``, an
+    optimizer ``step``): the loop that trains, not a statistics or pre-computation pass over
+    another loader."""
+    return any(node[0] == "call" and _is_step(tail_name(callee_name(node)))
+               for stmt in _body(stmts, loop) for node in walk(stmt["e"]))
+
+
+def _drawn(stmts: list[dict[str, Any]], loop: int, ctx: Ctx) -> tuple[IR, Ctx] | None:
+    """The iterator a ``for ... in range(n)`` loop draws its batches from with ``next(it)``
+    (``it = iter(loader)`` before the loop), and where the draw reads it; None for any other
+    loop."""
+    iterable = stmts[loop]["e"]
+    if iterable[0] != "call" or callee_name(iterable) != "range":
+        return None
+    for stmt in _body(stmts, loop):
+        for node in walk(stmt["e"]):
+            if node[0] == "call" and callee_name(node) == "next" and node[2]:
+                return node[2][0], Ctx(ctx.path, ctx.scope, stmt["line"])
+    return None
 
 
 def _is_step(tail: str) -> bool:

@@ -5,9 +5,10 @@ The optimizers divide the noisy sum of clipped microbatch gradients by ``num_mic
 constant when given one (post-processing of the SGM, or ``fixed-mean`` with fixed batches), the
 realized batch size (``tf.shape(loss)[0]``) when it is left ``None``. With ``num_microbatches=1``
 the whole batch is one microbatch: the mean-loss gradient is clipped as a unit and an example's
-influence on it is not bounded by the clip norm alone, so the update is left ``unknown``; so is
-a ``num_microbatches`` read from a module constant that a function of the module also assigns
-(the GDP tutorials' ``global microbatches`` set to the realized batch size before each step).
+influence on it is not bounded by the clip norm alone, so the update is left ``unknown``. A
+``num_microbatches`` read from a module name that another function rebinds under ``global``
+(the GDP tutorials set ``microbatches = len(subsampling)`` before each step) is that function's
+value: the index binds it so.
 """
 
 from __future__ import annotations
@@ -50,9 +51,6 @@ def normalization(index: ProjectIndex, ctx: Ctx, call: IR) -> tuple[str, str]:
     microbatches = call[3].get("num_microbatches")
     if microbatches is None or microbatches == ["c", None]:
         return "realized", "num_microbatches=None: the noisy sum is divided by the realized batch"
-    rebound = rebound_elsewhere(index, microbatches, ctx)
-    if rebound is not None:
-        return "unknown", rebound
     count = Evaluator(index).value(microbatches, ctx)
     if count is not None and count.value == 1:
         return "unknown", ("num_microbatches=1: the gradient of the batch-mean loss is clipped as "
@@ -61,25 +59,3 @@ def normalization(index: ProjectIndex, ctx: Ctx, call: IR) -> tuple[str, str]:
     return dep.kind, f"the noisy sum is divided by num_microbatches ({dep.kind})" + (
         f": {dep.unknown}" if dep.unknown else "")
 
-
-def rebound_elsewhere(index: ProjectIndex, ir: IR, ctx: Ctx) -> str | None:
-    """Why a module constant read at ``ctx`` may not hold its module value: a function of the
-    same module assigns the same name (with ``global name`` there, as in TF-Privacy's GDP
-    tutorials that set ``microbatches = len(subsampling)`` before each step, the constant is
-    rebound to a data-dependent value). The summary does not record ``global`` statements, so
-    the value is left undecided rather than read as the constant. None when no such
-    assignment exists."""
-    if ir[0] != "r" or "." in ir[1]:
-        return None
-    binding = index.bind(ir[1], ctx)
-    summary = index.summary(binding.ctx.path) if binding is not None else None
-    if binding is None or summary is None or binding.kind != "assign" \
-            or binding.ctx.scope != "<module>":
-        return None
-    for qual, scope in summary["scopes"].items():
-        for stmt in scope["stmts"] if qual != "<module>" else ():
-            if stmt["k"] == "assign" and stmt["t"] == ir[1]:
-                return (f"{ir[1]} is a module constant that {qual}() also assigns (line "
-                        f"{stmt['line']}); with a `global` statement there the optimizer "
-                        "reads that value, not the constant")
-    return None

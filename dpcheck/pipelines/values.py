@@ -1,9 +1,11 @@
 """Static values of training parameters, with provenance (where the number was written).
 
 Evaluates IR expressions to numbers through ``ProjectIndex`` bindings: literals, module
-constants (across imports), argparse/click/absl defaults, dict and namespace configs, function
-defaults (or the single call site's argument), simple arithmetic and the training-set sizes of
-well-known datasets. Anything else is None: the caller reports the parameter as unresolved.
+constants (across imports), argparse/click/absl defaults, dict and namespace configs (nested,
+keyed by constants), function defaults (or what every call site passes; a ``*``/``**``
+argument passes something unknown), simple arithmetic, calls of one-``return`` project
+helpers, and the training-set sizes of well-known datasets (through unpacked returns of project
+functions). Anything else is None: the caller reports the parameter as unresolved.
 """
 
 from __future__ import annotations
@@ -16,10 +18,16 @@ from importlib import resources
 from typing import Any
 
 from dpcheck.model import ParamValue, Span
-from dpcheck.pipelines.index import Binding, Ctx, ProjectIndex
-from dpcheck.sites.ir import IR, callee_name, tail_name
+from dpcheck.pipelines.index import Binding, Ctx, ProjectIndex, argument
+from dpcheck.sites.ir import IR, callee_name, dict_item, tail_name
 
 Number = int | float
+#: ``[READ_AT, path, scope, line, ir]``: ``ir`` read at another place (a helper's argument in
+#: its caller). Made only inside the evaluator, never stored in a summary.
+READ_AT = "@"
+#: Evaluation depth limit, and the part of it one level of project helper call costs.
+MAX_DEPTH = 24
+HELPER_COST = 6
 _FUNCS = {
     "int": int, "float": float, "round": round, "abs": abs, "math.floor": math.floor,
     "math.ceil": math.ceil, "math.sqrt": math.sqrt, "np.sqrt": math.sqrt, "math.log": math.log,
@@ -55,15 +63,18 @@ class Literal:
 
 @dataclass(frozen=True)
 class Value:
-    """A resolved number; ``source`` as in ``ParamValue`` and the place it was written."""
+    """A resolved number; ``source`` as in ``ParamValue``, the place it was written, and a
+    ``note`` on how it was computed when that is not plain from the place (a helper call)."""
 
     value: Number
     source: str
     path: str
     line: int
+    note: str | None = None
 
     def param(self, name: str, expression: str | None = None) -> ParamValue:
-        return ParamValue(name, self.value, self.source, Span(self.path, self.line), expression)
+        return ParamValue(name, self.value, self.source, Span(self.path, self.line),
+                          expression or self.note)
 
 
 @lru_cache(maxsize=1)
@@ -104,7 +115,7 @@ class Evaluator:
         self.index = index
 
     def value(self, ir: IR | None, ctx: Ctx, depth: int = 0) -> Value | None:
-        if ir is None or depth > 24:
+        if ir is None or depth > MAX_DEPTH:
             return None
         tag = ir[0]
         if tag == "n" and isinstance(ir[1], (int, float)) and not isinstance(ir[1], bool):
@@ -126,6 +137,8 @@ class Evaluator:
         if tag == "a" and ir[1][0] == "call":
             option = self.index.parsed_option(ir[1], ctx, ir[2])
             return self.binding(option, depth + 1) if option else None
+        if tag == READ_AT:
+            return self.value(ir[4], Ctx(ir[1], ir[2], ir[3]), depth + 1)
         return None
 
     def literal(self, ir: IR | None, ctx: Ctx, depth: int = 0) -> Literal | None:
@@ -230,28 +243,38 @@ class Evaluator:
         return Value(number, "derived", ctx.path, ctx.line)
 
     def _subscript(self, ir: IR, ctx: Ctx, depth: int) -> Value | None:
-        key = ir[2]
-        if key[0] != "s" or ir[1][0] != "r":
+        found = self._item(ir, ctx, depth)
+        result = self.value(*found, depth + 1) if found is not None else None
+        return replace(result, source="config") if result else None
+
+    def _item(self, ir: IR, ctx: Ctx, depth: int) -> tuple[IR, Ctx] | None:
+        """The expression the item ``ir`` (``base[key]``) of a dict literal or ``dict(...)``
+        holds and where to read it: the base followed through names and nested subscripts
+        (``CONFIGS[args.dataset]["sigma"]``), the key a constant under the default
+        configuration (a literal, a constant, an option default)."""
+        base = ir[1]
+        if depth > MAX_DEPTH or base[0] not in ("r", "i"):
             return None
-        binding = self.index.attribute(ir[1][1], ctx)
-        assigned = binding.assigned() if binding is not None else None
-        if assigned is None:
+        if base[0] == "r":
+            binding = self.index.attribute(base[1], ctx)
+            assigned = binding.assigned() if binding is not None else None
+        else:
+            assigned = self._item(base, ctx, depth + 1)
+        key = self.literal(ir[2], ctx, depth + 1) if assigned is not None else None
+        if assigned is None or key is None:
             return None
         container, where = assigned
-        found: IR | None = None
-        if container[0] == "d":
-            found = next((v for k, v in container[1] if k == key), None)
-        elif container[0] == "call" and (callee_name(container) or "") == "dict":
-            found = container[3].get(key[1])
-        result = self.value(found, where, depth + 1) if found is not None else None
-        return replace(result, source="config") if result else None
+        item = dict_item(container, key.value)
+        return (item, where) if item is not None else None
 
     def _call(self, ir: IR, ctx: Ctx, depth: int) -> Value | None:
         name = callee_name(ir) or ""
         if name == "len" and len(ir[2]) == 1:
             return self.dataset_size(ir[2][0], ctx, depth)
         func = _FUNCS.get(name)
-        if func is None or ir[3]:
+        if func is None:
+            return self._helper(ir, ctx, depth)
+        if ir[3]:
             return None
         args = [self.value(a, ctx, depth + 1) for a in ir[2]]
         if not args or any(a is None for a in args):
@@ -261,6 +284,35 @@ class Evaluator:
         except (ValueError, OverflowError, TypeError):
             return None
         return Value(number, "derived", ctx.path, ctx.line)
+
+    def _helper(self, call: IR, ctx: Ctx, depth: int) -> Value | None:
+        """The number a call of a simple project helper returns: a function (not a method) whose
+        body is one ``return`` of an expression of its parameters and constants
+        (``return ref_noise / (ref_batch / batch)``), evaluated with the call's arguments, else
+        the parameters' defaults, in place of the parameters. Each helper level costs
+        ``HELPER_COST`` of the evaluation depth, which bounds how deep helpers are followed."""
+        function = self.index.function(callee_name(call) or "", ctx)
+        scope = self.index.scope(function) if function is not None else None
+        if function is None or scope is None or scope.get("class") \
+                or depth + HELPER_COST > MAX_DEPTH:
+            return None
+        body = [stmt for stmt in scope["stmts"]
+                if not (stmt["k"] == "expr" and stmt["e"][0] == "s")]
+        if len(body) != 1 or body[0]["k"] != "return":
+            return None
+        names = [param for param, _ in scope["params"]]
+        where = Ctx(function.path, function.scope, body[0]["line"])
+        passed: dict[str, IR] = {}
+        for param, default in scope["params"]:
+            given = argument(call, names, param)
+            passed[param] = [READ_AT, ctx.path, ctx.scope, ctx.line, given] if given else \
+                [READ_AT, function.path, function.scope, scope["line"], default] if default \
+                else ["?", "param"]
+        result = self.value(_substituted(body[0]["e"], passed), where, depth + HELPER_COST)
+        if result is None:
+            return None
+        return Value(result.value, "derived", ctx.path, ctx.line,
+                     f"{callee_name(call)}(...) returns it ({function.path}:{body[0]['line']})")
 
     def _rows(self, tensor: IR, ctx: Ctx, depth: int) -> Value | None:
         """The first dimension of a tensor built with a literal shape (``torch.randn(N, d)``,
@@ -280,7 +332,7 @@ class Evaluator:
     def dataset_size(self, ir: IR, ctx: Ctx, depth: int = 0) -> Value | None:
         """The number of examples of a dataset expression (``len(train_set)``), followed through
         views of it (``train_set.data.flatten(1).float() / 255``), if the dataset is known."""
-        if depth > 24:
+        if depth > MAX_DEPTH:
             return None
         tag = ir[0]
         if tag == "b":
@@ -289,6 +341,8 @@ class Evaluator:
             return self.dataset_size(ir[1][1], ctx, depth + 1)
         if tag == "call" and ir[1][0] == "r" and tail_name(ir[1][1]) in VIEW_METHODS:
             return self.dataset_size(["r", ir[1][1].rsplit(".", 1)[0]], ctx, depth + 1)
+        if tag == "call" and ir[2] and tail_name(callee_name(ir)) in SAME_LENGTH:
+            return self.dataset_size(ir[2][0], ctx, depth + 1)
         if tag != "r":
             return None
         base, _, attr = ir[1].rpartition(".")
@@ -299,19 +353,75 @@ class Evaluator:
             return None
         value = binding.ir
         where = replace(binding.ctx, line=binding.line)
-        if value[0] != "call" or (binding.index is None
-                                  and tail_name(callee_name(value)) in VIEW_METHODS):
-            return self.dataset_size(value, where, depth + 1) if binding.index is None else None
-        if binding.index is None and tail_name(callee_name(value)) == "TensorDataset" and value[2]:
+        if binding.index:
+            return self._element_size(value, binding.index, where, depth + 1)
+        if value[0] != "call" or tail_name(callee_name(value)) in VIEW_METHODS:
+            return self.dataset_size(value, where, depth + 1)
+        if tail_name(callee_name(value)) == "TensorDataset" and value[2]:
             return self._rows(value[2][0], where, depth + 1)
-        known = known_dataset(value, binding.index)
-        if known is None:
+        return _known_size(value, None, where) or self._returned_size(value, (), where, depth)
+
+    def _element_size(self, ir: IR, index: tuple[int, ...], ctx: Ctx, depth: int) -> Value | None:
+        """The number of examples of item ``index`` of the tuple ``ir`` evaluates to, through
+        tuple literals, names unpacked from names (``x, y = train`` after ``train, test =
+        load_data()``) and the returns of project functions (``(x, y), _ = load_mnist()``)."""
+        if depth > MAX_DEPTH:
             return None
-        size = dataset_sizes()[known[1]].get(known[0])
-        if size is None:
+        if not index:
+            return self.dataset_size(ir, ctx, depth + 1)
+        if ir[0] == "t":
+            items = ir[1]
+            return self._element_size(items[index[0]], index[1:], ctx, depth + 1) \
+                if index[0] < len(items) else None
+        if ir[0] == "r":
+            binding = self.index.attribute(ir[1], ctx)
+            if binding is None or binding.kind != "assign" or binding.ir is None:
+                return None
+            return self._element_size(binding.ir, (*(binding.index or ()), *index),
+                                      replace(binding.ctx, line=binding.line), depth + 1)
+        if ir[0] != "call":
             return None
-        return Value(size, "dataset-size", binding.ctx.path, binding.line)
+        return _known_size(ir, index, ctx) or self._returned_size(ir, index, ctx, depth)
+
+    def _returned_size(self, call: IR, index: tuple[int, ...], ctx: Ctx,
+                       depth: int) -> Value | None:
+        """The number of examples of item ``index`` of what the project function ``call``
+        calls returns, when every return agrees."""
+        function = self.index.function(callee_name(call) or "", ctx)
+        sizes = [self._element_size(returned, index, where, depth + 1)
+                 for returned, where in self.index.returns(function)] if function else []
+        numbers = {size.value if size is not None else None for size in sizes}
+        return sizes[0] if len(numbers) == 1 and None not in numbers else None
+
+
+def _known_size(call: IR, index: tuple[int, ...] | None, ctx: Ctx) -> Value | None:
+    """The split size of a well-known dataset call (``datasets.MNIST(...)``, item ``index`` of
+    ``mnist.load_data()``), written where ``ctx`` reads the call."""
+    known = known_dataset(call, index)
+    size = dataset_sizes()[known[1]].get(known[0]) if known is not None else None
+    return Value(size, "dataset-size", ctx.path, ctx.line) if size is not None else None
+
+
+def _substituted(node: Any, passed: dict[str, IR]) -> Any:
+    """``node`` (IR, or a list/dict inside IR) with each read of a parameter replaced by what
+    ``passed`` holds for it; ``p.attr`` of a parameter passed a name ``x`` becomes ``x.attr``
+    read where ``x`` was passed, and of anything else an opaque node (unresolved)."""
+    if isinstance(node, dict):
+        return {key: _substituted(item, passed) for key, item in node.items()}
+    if not isinstance(node, list):
+        return node
+    if len(node) == 2 and node[0] == "r" and isinstance(node[1], str):
+        head, dot, rest = node[1].partition(".")
+        given = passed.get(head)
+        if given is None or not dot:
+            return given or node
+        inner = given[4] if given[0] == READ_AT else None
+        return [*given[:4], ["r", f"{inner[1]}.{rest}"]] if inner and inner[0] == "r" \
+            else ["?", "param"]
+    return [_substituted(item, passed) for item in node]
 
 
 TENSOR_FACTORIES = frozenset({"randn", "rand", "zeros", "ones", "empty", "full"})
+#: Conversions that keep the first dimension: ``np.array(x)``, ``tf.convert_to_tensor(x)``.
+SAME_LENGTH = frozenset({"array", "asarray", "convert_to_tensor"})
 

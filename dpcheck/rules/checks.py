@@ -10,9 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 from dpcheck.model import Finding, ParamValue, Pipeline, Severity, Span
-from dpcheck.pipelines.opacus_usage import KEPT_LOADER
 from dpcheck.pipelines.params import batches_per_epoch
-from dpcheck.pipelines.versions import DATED, resolve_opacus
+from dpcheck.pipelines.versions import resolve_opacus
 from dpcheck.privacy.shuffle import sigma_threshold
 from dpcheck.project import Project
 
@@ -25,15 +24,16 @@ def _anchor(pipeline: Pipeline, role: str) -> Span | None:
     return next((e.span for e in pipeline.evidence if e.role == role), None)
 
 
+def _users_side(pipeline: Pipeline, role: str) -> Span | None:
+    """The first ``role`` evidence in the entry's own file, else the first one (the builder
+    lists the user's hand-over before the library's site): a finding belongs where the user can
+    act on it, not in library code the pipeline reaches."""
+    spans = [e.span for e in pipeline.evidence if e.role == role]
+    return next((s for s in spans if s.path == pipeline.path), spans[0] if spans else None)
+
+
 def _assumes_sgm(pipeline: Pipeline) -> bool:
     return pipeline.accountant.assumes.startswith("SGM")
-
-
-def _kept_loader(pipeline: Pipeline) -> bool:
-    """An Opacus pipeline whose own loader is kept (``poisson_sampling=False``) and not
-    resolved: the library's divisor is data-dependent only if that unknown loader samples."""
-    return pipeline.sampling == "unknown" and any(
-        e.role == "update" and e.note.startswith(KEPT_LOADER) for e in pipeline.evidence)
 
 
 def _accountant_phrase(pipeline: Pipeline, project: Project) -> str:
@@ -52,7 +52,7 @@ def dp101(pipeline: Pipeline, project: Project) -> Iterator[tuple[str, Span, str
     if pipeline.mechanism not in NORMALIZED:
         return
     library_accounts = (pipeline.library or "").startswith("opacus")
-    if not (_assumes_sgm(pipeline) or library_accounts) or _kept_loader(pipeline):
+    if not (_assumes_sgm(pipeline) or library_accounts):
         return
     span = _anchor(pipeline, "divisor") if pipeline.library is None else None
     span = span or _anchor(pipeline, "update") or Span(pipeline.path, pipeline.line)
@@ -62,8 +62,11 @@ def dp101(pipeline: Pipeline, project: Project) -> Iterator[tuple[str, Span, str
 
 
 def dp102(pipeline: Pipeline, project: Project) -> Iterator[tuple[str, Span, str]]:
-    """Shuffled/fixed batches accounted as Poisson subsampling."""
-    if pipeline.sampling != "shuffle" or pipeline.accountant.assumes != "SGM+poisson":
+    """Shuffled/fixed batches accounted as Poisson subsampling. One batch per epoch is the whole
+    dataset at every step: Poisson sampling with q = 1 draws the same batch, so nothing is
+    mis-accounted."""
+    if pipeline.sampling != "shuffle" or pipeline.accountant.assumes != "SGM+poisson" \
+            or batches_per_epoch(pipeline.params) == 1:
         return
     span = _anchor(pipeline, "sampler") or Span(pipeline.path, pipeline.line)
     yield "DP102", span, (
@@ -108,7 +111,7 @@ def dp104(pipeline: Pipeline, project: Project) -> Iterator[tuple[str, Span, str
         return
     threshold = sigma_threshold(rounds)
     if sigma.value < threshold:
-        span = _anchor(pipeline, "noise") or sigma.span or Span(pipeline.path, pipeline.line)
+        span = _users_side(pipeline, "noise") or sigma.span or Span(pipeline.path, pipeline.line)
         yield "DP104", span, (
             f"noise multiplier {sigma.value:g} < 1/sqrt(2 ln M) = {threshold:.3f} with M = "
             f"{rounds} shuffled batches per epoch: no favourable privacy guarantee exists")
@@ -124,7 +127,7 @@ def dp105(pipeline: Pipeline, project: Project) -> Iterator[tuple[str, Span, str
     span = resolution.span or _anchor(pipeline, "library") or Span(pipeline.path, pipeline.line)
     # the library evidence says how the pipeline's release was decided (e.g. by the API line)
     why = next((e.note for e in pipeline.evidence if e.role == "library"), resolution.reason)
-    if DATED in why:
+    if pipeline.release is not None:
         yield "DP105", span, f"{why}; still, which release runs is not reproducible"
     else:
         yield "DP105", span, f"{why}: the update rule cannot be known"

@@ -12,8 +12,10 @@ trees: they read expressions in this encoding. Every node is a list whose first 
 * ``["cmp", op, left, right]`` comparison (first operator only)
 * ``["i", value, index]`` subscript (index ``["slice"]`` for slices and multi-dimensional keys)
 * ``["t", [items]]`` tuple/list/set; ``["d", [[key, value], ...]]`` dict
-* ``["comp", element, [bound names], [iterables], filtered]`` list/set/dict comprehension,
-  generator; ``filtered`` says whether an ``if`` clause drops items
+* ``["comp", element, [bound names], [iterables], filtered, [conditions]]`` list/set/dict
+  comprehension, generator; ``filtered`` says whether an ``if`` clause drops items and
+  ``conditions`` holds the ``if`` clauses' tests (``[i for i in range(n) if mask[i]]`` lists
+  the indices a sampling mask keeps)
 * ``["?", kind, ...]`` anything else, opaque on purpose; lambdas, f-strings, conditional
   expressions (kind ``ifexp``), boolean operations (kind ``and`` or ``or``), ``yield``,
   ``yield from`` and ``await`` keep their sub-expressions as children
@@ -184,8 +186,8 @@ class Encoder:
         element = node.value if isinstance(node, ast.DictComp) else node.elt
         targets = [name for g in node.generators for name in target_names(g.target)]
         iters = [self.encode(g.iter, depth) for g in node.generators]
-        filtered = any(g.ifs for g in node.generators)
-        return ["comp", self.encode(element, depth), targets, iters, filtered]
+        conditions = [self.encode(test, depth) for g in node.generators for test in g.ifs]
+        return ["comp", self.encode(element, depth), targets, iters, bool(conditions), conditions]
 
 
 def target_names(node: ast.AST) -> list[str]:
@@ -251,10 +253,22 @@ def walk(ir: Any) -> Iterator[IR]:
             for key, value in node[1]:
                 stack.extend((value, key))
         elif tag == "comp":
+            stack.extend(reversed(node[5]))
             stack.extend(reversed(node[3]))
             stack.append(node[1])
         elif tag == "?" and len(node) > 2:
             stack.extend(node[2:])
+
+
+def dict_item(container: IR, key: object) -> IR | None:
+    """The value under a constant ``key`` of a dict display or a ``dict(..., name=...)`` call
+    (a keyword wins over a positional mapping), else None."""
+    if container[0] == "d":
+        return next((value for item, value in container[1]
+                     if item[0] in ("s", "n") and item[1] == key), None)
+    if container[0] == "call" and callee_name(container) == "dict" and isinstance(key, str):
+        return container[3].get(key)
+    return None
 
 
 def callee_name(ir: IR) -> str | None:

@@ -7,10 +7,12 @@ statements, returns, loop and ``with`` headers, each with its expression in IR f
 (``dpcheck.sites.ir``), its 1-based position, its loop nesting and, where it may be a DP site,
 its source text, and (``br``) the ``if`` arms it sits in as ``[if line, 0 for the body | 1 for
 the else]`` pairs, so an assignment in one arm is not read in the other. Each scope also keeps
-the test of each of its ``if`` statements (``ifs``: if line as a string -> test IR), so the
-arm a statement sits in can be read as a condition (``(i + 1) % k != 0`` gates a step on every
-k-th batch; ``loss_reduction == "mean"`` gates a division). The pipeline stage finds and links
-DP sites from these statements; it never re-parses the file.
+the names it declares ``global`` (``globals``: an assignment to one of them rebinds the module
+name, so readers in other functions see that value), and the test of each of its ``if``
+statements (``ifs``: if line as a string -> test IR), so the arm a statement sits in can be read
+as a condition (``(i + 1) % k != 0`` gates a step on every k-th batch; ``loss_reduction ==
+"mean"`` gates a division). The pipeline stage finds and links DP sites from these statements;
+it never re-parses the file.
 
 The summary is read from CPython's ``ast``, the tree the engine's syntax check already built:
 measured on the Opacus source, libcst's position metadata alone costs about 1.7x a libcst parse
@@ -24,15 +26,23 @@ from typing import Any
 
 from dpcheck.sites.ir import BINOPS, IR, Encoder, Source, dotted, tail_name, walk
 
-SUMMARY_VERSION = 5
+SUMMARY_VERSION = 6
 
-#: Callee name tails whose presence makes a statement worth keeping the source text of.
+#: Callee name tails whose presence makes a statement worth keeping the source text of: the
+#: classifiers quote it as the evidence of a noise draw (every Gaussian draw they recognise), a
+#: clipping (clip-by-norm APIs and the bounds of a clip factor), an applied update
+#: (``apply_gradients``, ``apply_updates``) or a library call. Sites whose evidence note is
+#: fixed by the classifier (estimator input fns, ``vectorized_map``, the GDP accountant) need
+#: no text.
 SITE_TAILS: frozenset[str] = frozenset(
     {
-        "normal", "randn", "randn_like", "normal_", "make_private", "make_private_with_epsilon",
+        "normal", "randn", "randn_like", "normal_", "standard_normal", "stateless_normal",
+        "random_normal", "gauss", "make_private", "make_private_with_epsilon",
         "attach", "PrivacyEngine", "DataLoader", "get_epsilon", "get_privacy_spent",
         "compute_dp_sgd_privacy", "compute_dp_sgd_privacy_lib", "compute_rdp", "clip_grad_norm_",
-        "clamp", "clamp_", "clip", "div_", "div", "mean", "step", "vmap", "bernoulli",
+        "clip_grad_norm", "clip_by_norm", "clip_by_global_norm", "clip_by_value_norm",
+        "clamp", "clamp_", "clamp_max", "clamp_min", "clip", "div_", "div", "mean", "step",
+        "apply_gradients", "apply_updates", "vmap", "bernoulli",
         "binomial", "permutation", "randperm", "shuffle", "fit", "PoissonSampledDpEvent",
         "SampledWithoutReplacementDpEvent", "DPDataLoader", "UniformWithReplacementSampler",
         "signal_skip_step", "virtual_step", "BatchMemoryManager",
@@ -71,7 +81,7 @@ class _Collector:
             "classes": {},
             "argparse": [],
             "scopes": {"<module>": {"line": 1, "params": [], "stmts": [], "class": None,
-                                    "ifs": {}}},
+                                    "ifs": {}, "globals": []}},
             "has_main": False,
         }
         self._source = source
@@ -88,7 +98,9 @@ class _Collector:
             self._record_option(ir)
 
     def _record_option(self, ir: IR) -> None:
-        """An argparse ``add_argument``, click ``option`` or absl ``DEFINE_*`` declaration."""
+        """An argparse ``add_argument``, click ``option`` or absl ``DEFINE_*`` declaration, with
+        its ``action=`` when a string (``store_true`` gives a flag without ``default=`` its
+        implicit default)."""
         strings = [a[1] for a in ir[2] if a[0] == "s"]
         kwargs: dict[str, IR] = ir[3]
         default = kwargs.get("default")
@@ -105,8 +117,10 @@ class _Collector:
             dest = max(strings, key=len).lstrip("-").replace("-", "_")
         else:
             return
+        action = kwargs.get("action")
         self.summary["argparse"].append(
-            {"dest": dest, "flags": strings, "default": default, "line": ir[4][0], "col": ir[4][1]}
+            {"dest": dest, "flags": strings, "default": default, "line": ir[4][0], "col": ir[4][1],
+             "action": action[1] if action is not None and action[0] == "s" else None}
         )
 
     # -- statements ----------------------------------------------------------------------
@@ -183,6 +197,8 @@ class _Collector:
                 self._import(node)
             elif isinstance(node, ast.ImportFrom):
                 self._import_from(node)
+            elif isinstance(node, ast.Global):
+                scope["globals"].extend(n for n in node.names if n not in scope["globals"])
 
     def _if(self, node: ast.If, qual: str, loops: list[int]) -> None:
         test = node.test
@@ -219,6 +235,7 @@ class _Collector:
             "stmts": [],
             "class": parent if parent in self.summary["classes"] else None,
             "ifs": {},
+            "globals": [],
         }
         self._nested(node.body, qual)
 
@@ -235,7 +252,7 @@ class _Collector:
             "bases": [dotted(b) for b in node.bases],
         }
         self.summary["scopes"][qual] = {"line": node.lineno, "params": [], "stmts": [],
-                                        "class": qual, "ifs": {}}
+                                        "class": qual, "ifs": {}, "globals": []}
         self._nested(node.body, qual)
 
     # -- imports -------------------------------------------------------------------------

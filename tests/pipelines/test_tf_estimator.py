@@ -193,12 +193,12 @@ def test_gdp_sampling_and_accountant(tmp_path: Path) -> None:
     assert found.mechanism == "SGM"
 
 
-def test_a_module_constant_rebound_in_a_function_is_not_read_as_the_constant(
+def test_a_module_constant_rebound_through_global_is_the_realized_batch(
         tmp_path: Path) -> None:
     rebind = "global microbatches\n            microbatches = len(chosen)"
     found = _only(tmp_path, GDP_MAIN.format(rebind=rebind), microbatches="microbatches")
-    assert found.mechanism == "unknown"
-    assert any("also assigns" in e.note for e in found.evidence if e.role == "update")
+    assert found.mechanism == "ASGM"
+    assert any("(realized)" in e.note for e in found.evidence if e.role == "update")
 
 
 KERAS = '''

@@ -1,5 +1,6 @@
 """Comprehensions keep whether an ``if`` clause drops items: the length of a filtered list over
-a batch is not the batch size, so the divisor classifier must be able to tell."""
+a batch is not the batch size, so the divisor classifier must be able to tell; they also keep
+the clauses' tests (the indices a sampling mask keeps are the sampled batch)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import ast
 
 import pytest
 
-from dpcheck.sites.ir import Encoder, Source
+from dpcheck.sites.ir import Encoder, Source, walk
 
 
 @pytest.mark.parametrize(
@@ -24,3 +25,12 @@ def test_comprehension_records_an_if_clause(source: str, filtered: bool) -> None
     node = tree.args[0] if isinstance(tree, ast.Call) else tree
     ir = Encoder(Source(source), lambda _name, _ir: None).encode(node)
     assert ir[0] == "comp" and ir[4] is filtered
+
+
+def test_comprehension_keeps_its_if_tests_and_walk_reaches_their_calls() -> None:
+    source = "[i for i in np.arange(n) if keep[i] if check(i)]"
+    ir = Encoder(Source(source), lambda _name, _ir: None).encode(ast.parse(source).body[0].value)
+    assert ir[5] == [["i", ["r", "keep"], ["r", "i"]],
+                     ["call", ["r", "check"], [["r", "i"]], {}, [1, 40, 1, 48], {}]]
+    called = [node[1] for node in walk(ir) if node[0] == "call"]
+    assert called == [["r", "np.arange"], ["r", "check"]]
