@@ -12,17 +12,19 @@ Shape (``ScanResult.to_json``; keys in this order)::
                        "q": PARAM | null, "steps": PARAM | null, "sigma": PARAM | null},
         "params": {"<name>": PARAM, ...},          # names sorted
         "evidence": [EVIDENCE, ...],
-        "library": str | null
-      }],
+        "library": str | null,                     # the pin as written ("opacus==1.4.0")
+        "release": str | null                      # the release that classified it ("1.4.0",
+      }],                                          #   "1.0.0-1.6.0" when dated by the API)
       "findings": [{
         "rule": "DPxxx", "severity": "error" | "warning" | "info",
         "path": str, "line": int, "column": int, "end_line": int | null, "end_column": int | null,
         "message": str, "pipeline": str | null, "evidence": [EVIDENCE, ...],
-        "bound": object | null, "fingerprint": str
+        "bound": object | null, "fingerprint": str, "context": str
       }],
-      "errors": [{"path": str, "message": str}],
+      "errors": [{"path": str, "message": str, "internal": bool}],
       "files_scanned": int,
-      "suppressed": int
+      "suppressed": int,
+      "suppression_issues": [...]
     }
 
     SPAN     = {"path", "line", "column", "end_line", "end_column"}
