@@ -166,29 +166,28 @@ def _factor(accumulation: Accumulation, values: Evaluator) -> ParamValue | None:
 def _idioms(index: ProjectIndex, scopes: list[Ctx], noise: NoiseSites
             ) -> Iterator[Accumulation]:
     noisy_functions: dict[Ctx, bool] = {}
-    for ctx in scopes:
+    for where, stmt in index.statements(scopes):
+        # the summary keeps the source of statements calling the idioms' calls
+        if "src" not in stmt and not (noise and "br" in stmt):
+            continue
+        ctx = Ctx(where.path, where.scope)
         scope = index.scope(ctx) or {}
-        ifs = scope.get("ifs", {})
-        for stmt in scope.get("stmts", []):
-            # the summary keeps the source of statements calling the idioms' calls
-            if "src" not in stmt and not (noise and "br" in stmt):
-                continue
-            calls = [n for n in walk(stmt["e"]) if n[0] == "call"]
-            for node in calls:
-                tail = tail_name(callee_name(node))
-                span = Span(ctx.path, *node[4])
-                if tail == MEMORY_MANAGER and stmt["k"] == "with":
-                    yield Accumulation(MEMORY_MANAGER, span)
-                elif tail in SKIP_CALLS and "." in (callee_name(node) or ""):
-                    found = _skip(ctx, scope, stmt, node, SKIP_CALLS[tail], span)
-                    if found is not None:
-                        yield found
-            where = Ctx(ctx.path, ctx.scope, stmt["line"])
-            if noise and any(_gate(ifs.get(str(line))) for line, _ in stmt.get("br", ())) \
-                    and _draws_noise(index, where, calls, noise, noisy_functions):
-                found = _gated(ctx, scope, stmt, Span(ctx.path, stmt["line"], stmt["col"]))
+        calls = [n for n in walk(stmt["e"]) if n[0] == "call"]
+        for node in calls:
+            tail = tail_name(callee_name(node))
+            span = Span(ctx.path, *node[4])
+            if tail == MEMORY_MANAGER and stmt["k"] == "with":
+                yield Accumulation(MEMORY_MANAGER, span)
+            elif tail in SKIP_CALLS and "." in (callee_name(node) or ""):
+                found = _skip(ctx, scope, stmt, node, SKIP_CALLS[tail], span)
                 if found is not None:
                     yield found
+        ifs = scope.get("ifs", {})
+        if noise and any(_gate(ifs.get(str(line))) for line, _ in stmt.get("br", ())) \
+                and _draws_noise(index, where, calls, noise, noisy_functions):
+            found = _gated(ctx, scope, stmt, Span(ctx.path, stmt["line"], stmt["col"]))
+            if found is not None:
+                yield found
 
 
 def _skip(ctx: Ctx, scope: dict[str, Any], stmt: dict[str, Any], call: IR, idiom: str,

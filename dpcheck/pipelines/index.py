@@ -94,6 +94,7 @@ class ProjectIndex:
         self._aliases: dict[str, set[str]] | None = None
         self._assigned_from: dict[str, set[str]] | None = None
         self._method_names: frozenset[str] | None = None
+        self._partials: tuple[str, ...] | None = None
         self._functions: dict[tuple[str, Ctx, frozenset[tuple[str, str]]], Ctx | None] = {}
         self._param_classes: dict[tuple[str, str, str, frozenset[tuple[str, str]]],
                                   Ctx | None] = {}
@@ -687,7 +688,8 @@ class ProjectIndex:
         arguments the partial object is called with later are not known here: a trailing ``*``
         and ``**`` stand for them, so the other parameters of ``f`` stay unresolved rather than
         taking their defaults."""
-        for where, node in self.calls_named("partial"):
+        calls = (found for alias in self.partial_aliases() for found in self.calls_named(alias))
+        for where, node in calls:
             func = node[2][0] if node[2] else None
             if func is None or func[0] != "r" or tail_name(func[1]) not in names \
                     or self.qualified(callee_name(node) or "", where.path) != "functools.partial":
@@ -695,6 +697,17 @@ class ProjectIndex:
             if wanted in self.functions(func[1], where):
                 later = {**node[3], "**": PARTIAL_REST}
                 yield where, ["call", func, [*node[2][1:], STAR], later, node[4], node[5]]
+
+    def partial_aliases(self) -> tuple[str, ...]:
+        """The names the indexed files call ``functools.partial`` by: ``partial`` (also the tail
+        of ``functools.partial``) and each name an import binds it to (``from functools import
+        partial as bind``). Computed once."""
+        if self._partials is None:
+            self._partials = ("partial", *sorted(
+                {name for path in self.indexed_paths()
+                 for name, target in ((self.summary(path) or {}).get("imports") or {}).items()
+                 if target == "functools.partial" and name != "partial"}))
+        return self._partials
 
     def qualified(self, name: str, path: str) -> str:
         """``name`` with its first part replaced by what the module ``path`` imports under it

@@ -204,24 +204,22 @@ class ParamCollector:
                           Span(ctx.path, ctx.line), "noise std / clip")
 
     def _epochs(self, scopes: list[Ctx]) -> ParamValue | None:
-        for ctx in scopes:
-            scope = self.index.scope(ctx)
-            for stmt in scope["stmts"] if scope else []:
-                target = stmt["t"]
-                iterable = stmt["e"]
-                mentions = any(n[0] == "r" and "epoch" in n[1].lower() for n in walk(iterable))
-                if stmt["k"] == "for" and isinstance(target, str) and (
-                        "epoch" in target.lower() or (target == "_" and mentions)):
-                    if iterable[0] == "call" and callee_name(iterable) == "range" and iterable[2]:
-                        where = Ctx(ctx.path, ctx.scope, stmt["line"])
-                        bound = self._resolve("epochs", iterable[2][-1], where)
-                        if bound is not None and bound.value is not None:
-                            start = self.values.value(iterable[2][0], where) \
-                                if len(iterable[2]) > 1 else None
-                            if start is not None:
-                                return replace(bound, value=bound.value - start.value,
-                                               source="derived")
-                            return bound
+        """The count of the first ``for epoch in range(...)`` loop that may run."""
+        for where, stmt in self.index.statements(scopes):
+            target = stmt["t"]
+            iterable = stmt["e"]
+            mentions = any(n[0] == "r" and "epoch" in n[1].lower() for n in walk(iterable))
+            if stmt["k"] == "for" and isinstance(target, str) and (
+                    "epoch" in target.lower() or (target == "_" and mentions)):
+                if iterable[0] == "call" and callee_name(iterable) == "range" and iterable[2]:
+                    bound = self._resolve("epochs", iterable[2][-1], where)
+                    if bound is not None and bound.value is not None:
+                        start = self.values.value(iterable[2][0], where) \
+                            if len(iterable[2]) > 1 else None
+                        if start is not None:
+                            return replace(bound, value=bound.value - start.value,
+                                           source="derived")
+                        return bound
         return None
 
     def _batch_of_rate(self, ctx: Ctx, ir: IR) -> ParamValue | None:

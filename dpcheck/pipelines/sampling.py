@@ -4,7 +4,9 @@ The loader the training loop iterates decides (following the object the loop rea
 Opacus ``make_private`` that returns a Poisson loader wins over the ``shuffle=True`` of the
 loader passed in, and a project helper's returned loader is the one of the ``return`` the
 default configuration reaches). The loop that takes optimizer steps wins over statistics or
-pre-computation passes over other loaders. A loop over ``range`` that draws ``next(it)`` from
+pre-computation passes over other loaders. A loop over a project generator function reads
+what it yields (``generators``: fixed slices are shuffle, Bernoulli-masked items Poisson). A
+loop over ``range`` that draws ``next(it)`` from
 ``it = iter(loader)`` reads that loader; other loops over ``range`` use the index sampling
 found in the same scopes: Bernoulli masks (``rand(n) < q``, ``rand(n) > 1 - q``) are Poisson;
 permutations and fixed slices are shuffle. Training fed by TF without a Python loop is read
@@ -21,11 +23,12 @@ from typing import Any
 
 from dpcheck.model import Evidence, Span
 from dpcheck.pipelines.divisor import BERNOULLI, UNIFORM, DivisorClassifier
+from dpcheck.pipelines.generators import Yielded, yielded_batches
 from dpcheck.pipelines.handwritten import assigned_names
 from dpcheck.pipelines.hf_trainer import inherited_loader, sampler_method
 from dpcheck.pipelines.index import Binding, Ctx, ProjectIndex
 from dpcheck.pipelines.returned import returned_item
-from dpcheck.pipelines.values import Evaluator
+from dpcheck.pipelines.values import READ_AT, Evaluator
 from dpcheck.sites.ir import IR, callee_name, tail_name, walk
 
 POISSON_SAMPLERS = frozenset({"UniformWithReplacementSampler", "DPDataLoader",
@@ -55,6 +58,9 @@ class Sampling:
     steps: tuple[Ctx, IR] | None = None
     population: tuple[Ctx, IR] | None = None
     batch: tuple[Ctx, IR] | None = None
+    #: The batches of one pass over the loader (a project sampler's ``range``): ``steps`` only
+    #: once multiplied by the passes the training loop makes (``loader_passes``).
+    per_pass: tuple[Ctx, IR] | None = None
 
 
 
@@ -91,6 +97,11 @@ class SamplingAnalyzer:
                     drawn = _drawn(stmts, position, ctx)
                     found = self._loop(stmt, where, steps) if drawn is None \
                         else self.loader(*drawn)
+                    if found is not None and found.per_pass is not None:
+                        found = replace(found, steps=loader_passes(ctx, stmts, position,
+                                                              found.per_pass)
+                                        if drawn is None and self._runs_once(ctx, scopes[0])
+                                        else None)
                     if found is not None:
                         (training if steps else decisions).append(found)
                 index_sampling.extend(self._index_sampling(stmt, where))
@@ -103,10 +114,23 @@ class SamplingAnalyzer:
                                 note="the training loops sample in different ways")
         return Sampling(note="no training loop over a data loader or sampled indices found")
 
+    def _runs_once(self, ctx: Ctx, entry: Ctx, depth: int = 0) -> bool:
+        """Whether the scope ``ctx`` runs once per run of ``entry``: it is the entry, or its one
+        caller in the pipeline calls it outside any loop and runs once itself."""
+        if (ctx.path, ctx.scope) == (entry.path, entry.scope):
+            return True
+        sites = [w for w, _ in self.index.call_sites(Ctx(ctx.path, ctx.scope))
+                 if (w.path, w.scope) in self._reached]
+        scope = self.index.scope(sites[0]) if len(sites) == 1 and depth < 8 else None
+        return scope is not None and any(
+            stmt["line"] == sites[0].line and stmt["ld"] == 0 for stmt in scope["stmts"]) \
+            and self._runs_once(sites[0], entry, depth + 1)
+
     def _loop(self, stmt: dict[str, Any], ctx: Ctx, trains: bool = False) -> Sampling | None:
         """The sampling of a loop's iterable when it is a loader (None when it is not one). A
-        training loop over a name saying it is a loader that dpcheck cannot follow is kept as
-        ``unknown``: another loop's loader must not stand in for it."""
+        training loop over a name saying it is a loader that dpcheck cannot follow, or over a
+        batch source found but not decided (an ``unknown`` with sampler evidence: a project
+        generator), is kept as ``unknown``: another loop's loader must not stand in for it."""
         iterable: IR = stmt["e"]
         while iterable[0] == "call" and callee_name(iterable) in ("enumerate", "tqdm", "zip") \
                 and iterable[2]:
@@ -119,7 +143,8 @@ class SamplingAnalyzer:
             return None
         found = self.loader(iterable, ctx)  # a loader a project helper builds and returns
         named = iterable[0] == "r" and "loader" in iterable[1].lower()
-        return found if found.kind != "unknown" or (trains and named) else None
+        return found if found.kind != "unknown" or (trains and (named or found.evidence)) \
+            else None
 
     def loader(self, ir: IR, ctx: Ctx, depth: int = 0) -> Sampling:
         """The sampling of a loader expression (followed to the call that built it)."""
@@ -181,8 +206,34 @@ class SamplingAnalyzer:
                                             *extra], (ctx, ir))
         target = self.index.function(callee_name(ir) or "", ctx)
         if target is not None and not target.scope.endswith(".__init__"):
+            yielded = yielded_batches(self.index, target, ir, ctx)
+            if yielded is not None:
+                return self._generator(target, yielded, span)
             return self._returned_loader(target, tail, depth)
         return Sampling(note=f"{tail}() is not a loader dpcheck knows")
+
+    def _generator(self, function: Ctx, yielded: Yielded, call: Span) -> Sampling:
+        """The batches of a project generator the loop iterates: fixed-size slices are shuffle
+        (sequential, or after the permutation the generator draws), items indexed by the
+        Bernoulli mask it draws are Poisson; anything else (slices with a mask, a mask with
+        fixed slices, nothing drawn for indexed items) stays unknown."""
+        drawn = [found for where, stmt in self.index.statements([function])
+                 for found in self._index_sampling(stmt, where)]
+        kinds = {d.kind for d in drawn}
+        via = Evidence("sampler", call, "the training loop iterates this project generator")
+        evidence = [Evidence("sampler", yielded.span, yielded.note), via]
+        if yielded.kind == "slices" and kinds <= {"shuffle"}:
+            order = "after a permutation: shuffled" if kinds else "in order: sequential"
+            evidence[0] = Evidence("sampler", yielded.span,
+                                   f"{yielded.note}, {order} fixed-size batches")
+            return Sampling("shuffle", [*evidence, *(e for d in drawn for e in d.evidence)],
+                            batch=yielded.width)
+        if yielded.kind == "indexed" and kinds == {"poisson"}:
+            # its loop counts the batches of one call (one pass), not the training steps
+            return replace(drawn[0], steps=None, evidence=[*evidence, *drawn[0].evidence])
+        why = yielded.note if yielded.kind == "unknown" else (
+            f"{yielded.note}, drawn {' and '.join(sorted(kinds)) or 'without a sampling draw'}")
+        return Sampling(note=why, evidence=evidence)
 
     def _returned_loader(self, function: Ctx, name: str, depth: int, index: tuple[int, ...] = (),
                          width: int | None = None) -> Sampling:
@@ -238,8 +289,11 @@ class SamplingAnalyzer:
         kinds = {f.kind for f in found}
         if len(kinds) != 1:
             return None
-        chosen = found[0]
-        note = f"DataLoader({key}={cls.name}) draws its batches in the project's sampler"
+        # its range() counts the batches of one pass over the loader, not the training steps
+        chosen = replace(found[0], steps=None, per_pass=found[0].steps)
+        note = f"DataLoader({key}={cls.name}) draws its batches in the project's sampler" + (
+            "; its iteration count is per pass over the loader, not a step count"
+            if chosen.per_pass is not None else "")
         chosen.evidence = [Evidence("sampler", Span(ctx.path, *call[4]), note), *chosen.evidence]
         return chosen
 
@@ -457,6 +511,25 @@ def _drawn(stmts: list[dict[str, Any]], loop: int, ctx: Ctx) -> tuple[IR, Ctx] |
             if node[0] == "call" and callee_name(node) == "next" and node[2]:
                 return node[2][0], Ctx(ctx.path, ctx.scope, stmt["line"])
     return None
+
+
+def loader_passes(ctx: Ctx, stmts: list[dict[str, Any]], loop: int,
+                  per_pass: tuple[Ctx, IR]) -> tuple[Ctx, IR] | None:
+    """The steps of the loop ``stmts[loop]`` (of the scope ``ctx``, run once) over a loader of
+    ``per_pass`` batches: ``per_pass`` times the count of each ``range(n)`` loop around it; None
+    when another loop repeats it (a ``while epsilon < budget`` that rebuilds the loader)."""
+    where, count = per_pass
+    steps: IR = [READ_AT, where.path, where.scope, where.line, count]
+    outer = stmts[loop]["loop"]
+    while outer >= 0:
+        header = stmts[outer]
+        iterable = header["e"]
+        if header["k"] != "for" or iterable[0] != "call" or callee_name(iterable) != "range" \
+                or len(iterable[2]) != 1:
+            return None
+        steps = ["b", "*", steps, iterable[2][0]]
+        outer = header["loop"]
+    return Ctx(ctx.path, ctx.scope, stmts[loop]["line"]), steps
 
 
 def _is_step(tail: str) -> bool:

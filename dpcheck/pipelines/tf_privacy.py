@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from dpcheck.pipelines.divisor import DivisorClassifier
 from dpcheck.pipelines.index import Ctx, ProjectIndex
 from dpcheck.pipelines.values import Evaluator
-from dpcheck.sites.ir import IR, callee_name, tail_name, walk
+from dpcheck.sites.ir import IR, callee_name, tail_name
 
 OPTIMIZER_PREFIXES = ("DPKeras", "DPSparseKeras", "DPGradientDescent", "DPAdam", "DPAdagrad",
                       "DPFtrl", "DPRMSProp", "VectorizedDP")
@@ -34,16 +34,10 @@ def is_optimizer(tail: str) -> bool:
 
 
 def find_optimizer(index: ProjectIndex, scopes: Iterable[Ctx]) -> tuple[Ctx, IR] | None:
-    """The first TF-Privacy DP optimizer constructed in ``scopes``."""
-    for ctx in scopes:
-        scope = index.scope(ctx)
-        for stmt in scope["stmts"] if scope else []:
-            for node in walk(stmt["e"]):
-                if node[0] != "call":
-                    continue
-                if is_optimizer(tail_name(callee_name(node))):
-                    return Ctx(ctx.path, ctx.scope, stmt["line"]), node
-    return None
+    """The first TF-Privacy DP optimizer constructed in the statements of ``scopes`` that may
+    run."""
+    return next(((where, node) for where, _, node in index.calls(scopes)
+                 if is_optimizer(tail_name(callee_name(node)))), None)
 
 
 def normalization(index: ProjectIndex, ctx: Ctx, call: IR) -> tuple[str, str]:

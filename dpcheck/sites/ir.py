@@ -10,7 +10,9 @@ trees: they read expressions in this encoding. Every node is a list whose first 
   (a ``**mapping`` argument is kept under the key ``"**"``)
 * ``["b", op, left, right]`` binary operation; ``["u", op, operand]`` unary operation
 * ``["cmp", op, left, right]`` comparison (first operator only)
-* ``["i", value, index]`` subscript (index ``["slice"]`` for slices and multi-dimensional keys)
+* ``["i", value, index]`` subscript; a one-dimensional slice is the index ``["slice", lower,
+  upper, step]`` (``["c", None]`` for an omitted bound; ``x[i:i + B]`` is a fixed-size slice),
+  a multi-dimensional key the opaque ``["slice"]``; ``walk`` does not enter slice bounds
 * ``["t", [items]]`` tuple/list/set; ``["d", [[key, value], ...]]`` dict
 * ``["comp", element, [bound names], [iterables], filtered, [conditions]]`` list/set/dict
   comprehension, generator; ``filtered`` says whether an ``if`` clause drops items and
@@ -152,7 +154,11 @@ class Encoder:
 
     def _subscript(self, node: ast.Subscript, depth: int) -> IR:
         key = node.slice
-        index = ["slice"] if isinstance(key, (ast.Slice, ast.Tuple)) else self.encode(key, depth)
+        if isinstance(key, ast.Slice):
+            index = ["slice", self.encode(key.lower, depth), self.encode(key.upper, depth),
+                     self.encode(key.step, depth)]
+        else:
+            index = ["slice"] if isinstance(key, ast.Tuple) else self.encode(key, depth)
         return ["i", self.encode(node.value, depth), index]
 
     def _sequence(self, node: ast.Tuple | ast.List | ast.Set, depth: int) -> IR:
