@@ -31,6 +31,10 @@ ABSL_FLAGS = "FLAGS"
 MAX_CHAIN = 16
 #: How many imports away from a candidate file the call index still reads a project file.
 IMPORT_HOPS = 2
+#: How many such imported files it reads at most (nearest first, then by path): a user project
+#: stays far below it, while a library-sized tree (a scan of site-packages) does not summarise
+#: hundreds of files serially for a rarely needed caller.
+MAX_IMPORTED_FILES = 64
 #: The IR of a ``*sequence`` argument (``sites.ir`` encodes every starred argument so).
 STAR: IR = ["?", "star"]
 #: What a ``functools.partial`` object is called with later, as the ``**`` of its call.
@@ -95,6 +99,11 @@ class ProjectIndex:
         self._assigned_from: dict[str, set[str]] | None = None
         self._method_names: frozenset[str] | None = None
         self._partials: tuple[str, ...] | None = None
+        self._partial_calls: dict[str, list[tuple[Ctx, IR]]] | None = None
+        self._bindings: dict[tuple[str, Ctx], Binding | None] = {}
+        self._instances: dict[tuple[str, Ctx, frozenset[tuple[str, str]]], Ctx | None] = {}
+        self._call_sites: dict[tuple[Ctx, frozenset[tuple[str, str]]],
+                               list[tuple[Ctx, IR]]] = {}
         self._functions: dict[tuple[str, Ctx, frozenset[tuple[str, str]]], Ctx | None] = {}
         self._param_classes: dict[tuple[str, str, str, frozenset[tuple[str, str]]],
                                   Ctx | None] = {}
@@ -205,7 +214,16 @@ class ProjectIndex:
 
     # -- names ------------------------------------------------------------------------------
     def bind(self, name: str, ctx: Ctx, depth: int = 0) -> Binding | None:
-        """The binding of ``name`` (dotted) as read at ``ctx``; None if it cannot be found."""
+        """The binding of ``name`` (dotted) as read at ``ctx``; None if it cannot be found.
+        Summaries do not change while a project is linked, so top-level answers are kept."""
+        if depth:
+            return self._bind(name, ctx, depth)
+        key = (name, ctx)
+        if key not in self._bindings:
+            self._bindings[key] = self._bind(name, ctx, 0)
+        return self._bindings[key]
+
+    def _bind(self, name: str, ctx: Ctx, depth: int) -> Binding | None:
         if depth > 8:
             return None
         scope = self.scope(ctx)
@@ -612,7 +630,16 @@ class ProjectIndex:
     def instance_class(self, name: str, ctx: Ctx, depth: int = 0) -> Ctx | None:
         """The project class of the object ``name`` holds: built by calling the class (or a
         name a class factory returned), returned by a project function, or passed in by the
-        callers of the enclosing function (all agreeing). None when not decided."""
+        callers of the enclosing function (all agreeing). None when not decided. Answers are
+        kept per pipeline reach; one that is asked again while it is being found (a cycle) and
+        one cut off by the chain limit are None, which only ever leaves a class undecided."""
+        key = (name, ctx, self.reach)
+        if key not in self._instances:
+            self._instances[key] = None
+            self._instances[key] = self._instance_class(name, ctx, depth)
+        return self._instances[key]
+
+    def _instance_class(self, name: str, ctx: Ctx, depth: int) -> Ctx | None:
         binding = self.bind(name, ctx) if depth <= MAX_CHAIN else None
         if binding is None:
             return None
@@ -664,9 +691,18 @@ class ProjectIndex:
             return Ctx(ctx.path, ctx.scope, header["line"]), iterable[2][0]
         return None
 
-    def call_sites(self, target: Ctx) -> Iterator[tuple[Ctx, IR]]:
+    def call_sites(self, target: Ctx) -> list[tuple[Ctx, IR]]:
         """Calls anywhere in the indexed files that resolve to the function ``target``
-        (a class's ``__init__`` is called by the class name)."""
+        (a class's ``__init__`` is called by the class name). Computed once per target and
+        pipeline reach; a chain of callers that leads back to ``target`` while its sites are
+        being found sees none (it decides nothing)."""
+        key = (Ctx(target.path, target.scope), self.reach)
+        if key not in self._call_sites:
+            self._call_sites[key] = []
+            self._call_sites[key] = list(self._find_call_sites(key[0]))
+        return self._call_sites[key]
+
+    def _find_call_sites(self, target: Ctx) -> Iterator[tuple[Ctx, IR]]:
         parts = target.scope.split(".")
         short = parts[-2] if parts[-1] == "__init__" and len(parts) > 1 else parts[-1]
         wanted = Ctx(target.path, target.scope)
@@ -688,13 +724,20 @@ class ProjectIndex:
         arguments the partial object is called with later are not known here: a trailing ``*``
         and ``**`` stand for them, so the other parameters of ``f`` stay unresolved rather than
         taking their defaults."""
-        calls = (found for alias in self.partial_aliases() for found in self.calls_named(alias))
-        for where, node in calls:
-            func = node[2][0] if node[2] else None
-            if func is None or func[0] != "r" or tail_name(func[1]) not in names \
-                    or self.qualified(callee_name(node) or "", where.path) != "functools.partial":
-                continue
-            if wanted in self.functions(func[1], where):
+        if self._partial_calls is None:
+            self._partial_calls = {}
+            for alias in self.partial_aliases():
+                for where, node in self.calls_named(alias):
+                    func = node[2][0] if node[2] else None
+                    if func is not None and func[0] == "r" and self.qualified(
+                            callee_name(node) or "", where.path) == "functools.partial":
+                        self._partial_calls.setdefault(tail_name(func[1]), []).append(
+                            (where, node))
+        for name in sorted(names):
+            for where, node in self._partial_calls.get(name, ()):
+                func = node[2][0]
+                if wanted not in self.functions(func[1], where):
+                    continue
                 later = {**node[3], "**": PARTIAL_REST}
                 yield where, ["call", func, [*node[2][1:], STAR], later, node[4], node[5]]
 
@@ -719,16 +762,18 @@ class ProjectIndex:
 
     def indexed_paths(self) -> tuple[str, ...]:
         """The files the call index reads: the candidate files and the project files they
-        import, up to ``IMPORT_HOPS`` imports away (tests and vendored copies excluded). A
-        training step in a module without any DP marker still calls the optimizer's methods
-        and sets their attributes; following imports, not every file, keeps the number of
-        summaries small."""
+        import, up to ``IMPORT_HOPS`` imports away and ``MAX_IMPORTED_FILES`` in all (tests and
+        vendored copies excluded). A training step in a module without any DP marker still
+        calls the optimizer's methods and sets their attributes; following imports, not every
+        file, keeps the number of summaries small."""
         if self._indexed is None:
             seen = set(self.project.candidate_paths())
             frontier = sorted(seen)
+            budget = MAX_IMPORTED_FILES
             for _ in range(IMPORT_HOPS):
                 frontier = sorted({found for path in frontier for found in self._imported(path)
-                                   if found not in seen and not self.skipped(found)})
+                                   if found not in seen and not self.skipped(found)})[:budget]
+                budget -= len(frontier)
                 seen.update(frontier)
             self._indexed = tuple(p for p in sorted(seen) if self.summary(p) is not None)
         return self._indexed

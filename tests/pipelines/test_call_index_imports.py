@@ -9,7 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from dpcheck.parse.source import is_candidate
-from dpcheck.pipelines.index import IMPORT_HOPS, Ctx, ProjectIndex
+from dpcheck.pipelines.index import IMPORT_HOPS, MAX_IMPORTED_FILES, Ctx, ProjectIndex
 from dpcheck.project import Project
 from dpcheck.sites import CANDIDATE_MARKERS
 from tests.pipelines.builder import make_project
@@ -56,7 +56,11 @@ FILES = {
 
 def _project(tmp_path: Path) -> Project:
     """The project with the engine's own candidate choice (the text pre-filter)."""
-    project = make_project(tmp_path, FILES)
+    return _project_of(tmp_path, FILES)
+
+
+def _project_of(tmp_path: Path, files: dict[str, str]) -> Project:
+    project = make_project(tmp_path, files)
     marked = frozenset(p for p in project.paths
                        if is_candidate((tmp_path / p).read_text("utf-8"), tuple(CANDIDATE_MARKERS)))
     return replace(project, candidates=marked)
@@ -79,3 +83,16 @@ def test_calls_in_an_imported_plain_module_are_found(tmp_path: Path) -> None:
     runs = [where for where, _ in index.call_sites(Ctx("pkg/steps.py", "run"))]
     assert [(w.path, w.scope, w.line) for w in runs] == [("train.py", "main", 7)]
 
+
+
+def test_imported_files_are_capped_nearest_first(tmp_path: Path) -> None:
+    """A library-sized tree does not summarise every imported module for the call index: at
+    most ``MAX_IMPORTED_FILES``, the direct imports first."""
+    direct = [f"mod{i:03d}" for i in range(MAX_IMPORTED_FILES + 10)]
+    files = {"train.py": "import torch\n" + "".join(f"import {m}\n" for m in direct)
+             + "noise = torch.randn(3)\n"}
+    files.update({f"{m}.py": f"import deep{m}\n" for m in direct})
+    files.update({f"deep{m}.py": "" for m in direct})
+    indexed = ProjectIndex(_project_of(tmp_path, files)).indexed_paths()
+    assert len(indexed) == 1 + MAX_IMPORTED_FILES
+    assert set(indexed) == {"train.py", *(f"{m}.py" for m in direct[:MAX_IMPORTED_FILES])}
