@@ -102,6 +102,9 @@ class ProjectIndex:
         self._partial_calls: dict[str, list[tuple[Ctx, IR]]] | None = None
         self._bindings: dict[tuple[str, Ctx], Binding | None] = {}
         self._instances: dict[tuple[str, Ctx, frozenset[tuple[str, str]]], Ctx | None] = {}
+        self._returned_classes: dict[tuple[Ctx, frozenset[tuple[str, str]]], Ctx | None] = {}
+        self._open_questions = 0
+        self._open_attributes: set[tuple[str, str, str | None, str]] = set()
         self._call_sites: dict[tuple[Ctx, frozenset[tuple[str, str]]],
                                list[tuple[Ctx, IR]]] = {}
         self._functions: dict[tuple[str, Ctx, frozenset[tuple[str, str]]], Ctx | None] = {}
@@ -378,9 +381,24 @@ class ProjectIndex:
 
     def _param_attribute(self, param: Binding, attr: str) -> Binding | None:
         """``args.x`` where ``args`` is a parameter: follow the single argument the callers pass
-        (a name, or a project function returning ``parse_args()``)."""
+        (a name, or a project function returning ``parse_args()``). A function that passes the
+        parameter to itself (recursion), or a chain of callers deeper than ``MAX_CHAIN``,
+        decides nothing."""
+        key = (param.ctx.path, param.ctx.scope, param.name, attr)
+        if key in self._open_attributes or len(self._open_attributes) >= MAX_CHAIN:
+            return None
+        self._open_attributes.add(key)
+        try:
+            return self._passed_attribute(param, attr)
+        finally:
+            self._open_attributes.discard(key)
+
+    def _passed_attribute(self, param: Binding, attr: str) -> Binding | None:
         found: list[Binding | None] = []
         for where, arg in self.arguments(param):
+            if arg == ["r", param.name] and where.scope == param.ctx.scope \
+                    and where.path == param.ctx.path:
+                continue  # the function passing its own parameter on to itself adds nothing
             if arg[0] == "r":
                 found.append(self.attribute(f"{arg[1]}.{attr}", where))
             elif arg[0] == "call":
@@ -631,12 +649,18 @@ class ProjectIndex:
         """The project class of the object ``name`` holds: built by calling the class (or a
         name a class factory returned), returned by a project function, or passed in by the
         callers of the enclosing function (all agreeing). None when not decided. Answers are
-        kept per pipeline reach; one that is asked again while it is being found (a cycle) and
-        one cut off by the chain limit are None, which only ever leaves a class undecided."""
+        kept per pipeline reach; one that is asked again while it is being found (a cycle), and
+        one asked more than ``MAX_CHAIN`` questions deep (callers of callers of ... in a large
+        tree), are None, which only ever leaves a class undecided."""
         key = (name, ctx, self.reach)
         if key not in self._instances:
             self._instances[key] = None
-            self._instances[key] = self._instance_class(name, ctx, depth)
+            if self._open_questions < MAX_CHAIN:
+                self._open_questions += 1
+                try:
+                    self._instances[key] = self._instance_class(name, ctx, depth)
+                finally:
+                    self._open_questions -= 1
         return self._instances[key]
 
     def _instance_class(self, name: str, ctx: Ctx, depth: int) -> Ctx | None:
@@ -665,9 +689,19 @@ class ProjectIndex:
         if cls is not None:
             return cls
         target = self.function(callee, ctx, depth)
-        found = {self._made_class(returned, where, depth + 1)
-                 for returned, where in self.returns(target)} if target is not None else set()
-        return found.pop() if len(found) == 1 else None
+        return self._returned_class(target, depth + 1) if target is not None else None
+
+    def _returned_class(self, function: Ctx, depth: int) -> Ctx | None:
+        """The project class of the objects a project function returns, if all its returns
+        agree; kept per function and pipeline reach (chains of helpers returning helpers'
+        results would otherwise be re-walked once per path through them)."""
+        key = (Ctx(function.path, function.scope), self.reach)
+        if key not in self._returned_classes:
+            self._returned_classes[key] = None  # a function returning itself decides nothing
+            found = {self._made_class(returned, where, depth)
+                     for returned, where in self.returns(function)}
+            self._returned_classes[key] = found.pop() if len(found) == 1 else None
+        return self._returned_classes[key]
 
     def if_test(self, ctx: Ctx, line: int) -> IR | None:
         """The test of the ``if`` statement at ``line`` of the scope of ``ctx``."""

@@ -230,7 +230,8 @@ class SamplingAnalyzer:
                             batch=yielded.width)
         if yielded.kind == "indexed" and kinds == {"poisson"}:
             # its loop counts the batches of one call (one pass), not the training steps
-            return replace(drawn[0], steps=None, evidence=[*evidence, *drawn[0].evidence])
+            return replace(drawn[0], steps=None, per_pass=drawn[0].steps,
+                           evidence=[*evidence, *drawn[0].evidence])
         why = yielded.note if yielded.kind == "unknown" else (
             f"{yielded.note}, drawn {' and '.join(sorted(kinds)) or 'without a sampling draw'}")
         return Sampling(note=why, evidence=evidence)
