@@ -81,6 +81,8 @@ class DivisorClassifier:
     def __init__(self, index: ProjectIndex) -> None:
         self.index = index
         self._following: set[Ctx] = set()
+        self._param_origins: dict[tuple[str, str, str | None, frozenset[tuple[str, str]]],
+                                  str] = {}
 
     # -- origins: what a value is (a batch, a dataset, a loader) --------------------------------
     def origin(self, ir: IR, ctx: Ctx, depth: int = 0) -> str:
@@ -315,6 +317,16 @@ class DivisorClassifier:
         return _element_of(self.origin(iterable, ctx, depth + 1))
 
     def _param_origin(self, binding: Binding, depth: int) -> str:
+        """What the callers pass for a parameter, if they agree; kept per parameter and
+        pipeline reach (callers of callers branch out: re-walking them per path is exponential);
+        a parameter asked about again while its callers are being read (a cycle) is unknown."""
+        key = (binding.ctx.path, binding.ctx.scope, binding.name, self.index.reach)
+        if key not in self._param_origins:
+            self._param_origins[key] = "unknown"
+            self._param_origins[key] = self._callers_origin(binding, depth)
+        return self._param_origins[key]
+
+    def _callers_origin(self, binding: Binding, depth: int) -> str:
         found = {self.origin(arg, where, depth + 1)
                  for where, arg in self.index.arguments(binding)}
         if len(found) == 1:
