@@ -19,6 +19,7 @@ from dpcheck.pipelines.questions import Questions
 from dpcheck.project import Project
 from dpcheck.sites.ir import IR, callee_name, tail_name, walk
 from dpcheck.sites.modules import resolve_module
+from dpcheck.sites.views import ModuleSummary, module_view
 
 Summary = dict[str, Any]
 T = TypeVar("T")
@@ -102,6 +103,7 @@ class ProjectIndex:
         self._partials: tuple[str, ...] | None = None
         self._partial_calls: dict[str, list[tuple[Ctx, IR]]] | None = None
         self._bindings: dict[tuple[str, Ctx], Binding | None] = {}
+        self._views: dict[str, ModuleSummary | None] = {}
         #: The recursive questions of this linking run (one memo, cycle guard and budget).
         self.questions = Questions()
         self._call_sites: dict[tuple[Ctx, frozenset[tuple[str, str]]],
@@ -126,8 +128,12 @@ class ProjectIndex:
         never an entry point, and its calls never feed a user pipeline."""
         return bool(SKIPPED.search(path)) or path.startswith(self._bundled)
 
-    def summary(self, path: str) -> Summary | None:
-        return self.project.summary(path)
+    def summary(self, path: str) -> ModuleSummary | None:
+        """The typed view of a project file's summary (None if it has none); built once."""
+        if path not in self._views:
+            stored = self.project.summary(path)
+            self._views[path] = module_view(stored) if stored is not None else None
+        return self._views[path]
 
     def scope(self, ctx: Ctx) -> dict[str, Any] | None:
         summary = self.summary(ctx.path)
