@@ -23,7 +23,7 @@ from dpcheck.discover.files import discover_files, project_root, relative_path
 from dpcheck.discover.installed import find_installed
 from dpcheck.discover.pins import Pin
 from dpcheck.discover.requirement import DP_LIBRARIES
-from dpcheck.model import Finding, ParamValue, Pipeline, ScanError, ScanResult, Severity, Span
+from dpcheck.model import Finding, ParamValue, Pipeline, ScanError, ScanResult, Span
 from dpcheck.parse.analysis import FileAnalysis, Summary, analyze_file
 from dpcheck.parse.cache import AnalysisCache
 from dpcheck.parse.source import MAX_FILE_BYTES, blob_id
@@ -214,18 +214,6 @@ def _facts_with_overrides(facts: ProjectFacts, versions: Mapping[str, str], wher
     return replace(facts, pins=kept + tuple(overridden.values()))
 
 
-def _dp001(analysis: FileAnalysis, severity: Severity, source_line: str) -> Finding:
-    assert analysis.problem is not None
-    problem = analysis.problem
-    return Finding(
-        rule="DP001",
-        severity=severity,
-        span=Span(analysis.path, problem.line, problem.column),
-        message=f"cannot analyse {analysis.path}: {problem.message}",
-        context=source_line.strip() or problem.message,
-    )
-
-
 def _per_file_ignored(finding: Finding, config: Config) -> bool:
     return any(
         fnmatch.fnmatchcase(finding.span.path, glob)
@@ -294,10 +282,10 @@ def _link(
     reported: frozenset[str] | None,
     load_source: Callable[[str], str | None],
 ) -> _Linked:
-    """Facts -> project view -> pipelines -> rule findings; an internal error in linking is
-    reported, never raised, and the per-file results survive it."""
+    """Facts -> project view -> file rules, pipelines -> rule findings; an internal error in
+    linking is reported, never raised, and the per-file results survive it."""
     from dpcheck.pipelines import build_pipelines
-    from dpcheck.rules import evaluate
+    from dpcheck.rules import check_files, evaluate
 
     config = settings.config
     facts = collect_facts(settings.root, dependency_files)
@@ -313,14 +301,15 @@ def _link(
         _sources=load_source,
         reported=reported,
     )
+    per_file = tuple(check_files(analyzer.analyses.values(), project))
     try:
         pipelines = build_pipelines(project)
         findings = evaluate(pipelines, project)
     except Exception as exc:  # noqa: BLE001 - keep per-file results even if linking fails
         message = f"internal error while linking pipelines: {type(exc).__name__}: {exc}"
-        return _Linked((), (), (*errors, ScanError(".", message, internal=True)))
+        return _Linked((), per_file, (*errors, ScanError(".", message, internal=True)))
     shown = tuple(p for p in pipelines if project.is_reported(p.path))
-    return _Linked(shown, tuple(findings), tuple(errors))
+    return _Linked(shown, (*per_file, *findings), tuple(errors))
 
 
 def _with_bounds(findings: Sequence[Finding], pipelines: Sequence[Pipeline], stored: dict[str, Any]) -> list[Finding]:
@@ -386,20 +375,14 @@ def run(settings: Settings, progress: ProgressCallback | None = None) -> ScanRes
         linked = _Linked.from_json(entry["linked"])
     result.errors.extend(linked.errors)
 
-    findings = list(linked.findings)
-    dp001 = Severity(settings.catalog.get("DP001").severity)
-    lines: dict[str, list[str]] = {}
     for analysis in analyses.values():
         if analysis.internal_error:
             result.errors.append(
                 ScanError(analysis.path, f"internal error: {analysis.internal_error}", internal=True)
             )
-        if analysis.problem is not None and is_reported(analysis.path):
-            text = lines.setdefault(analysis.path, (load_source(analysis.path) or "").splitlines())
-            line = text[analysis.problem.line - 1] if 0 < analysis.problem.line <= len(text) else ""
-            findings.append(_dp001(analysis, dp001, line))
     findings = [
-        f for f in findings if f.rule in settings.active_rules and not _per_file_ignored(f, config)
+        f for f in linked.findings
+        if f.rule in settings.active_rules and not _per_file_ignored(f, config)
     ]
     suppressions: dict[str, Sequence[Suppression]] = {
         p: a.suppressions for p, a in analyses.items() if a.suppressions

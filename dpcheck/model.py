@@ -12,8 +12,6 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-MECHANISMS: tuple[str, ...] = ("SGM", "ASGM", "EASGM", "FEASGM", "fixed-mean", "unknown")
-SAMPLINGS: tuple[str, ...] = ("poisson", "shuffle", "unknown")
 PARAM_NAMES: tuple[str, ...] = (
     "sigma",
     "clip",
@@ -26,6 +24,77 @@ PARAM_NAMES: tuple[str, ...] = (
     "target_epsilon",
     "dim",
 )
+
+
+class Vocabulary(str, Enum):
+    """A closed vocabulary whose members are their JSON strings: they compare, hash, format and
+    serialize exactly as the plain strings did, so using them changes no output."""
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self.value), spec)
+
+
+class Mechanism(Vocabulary):
+    """The update rule of a pipeline (docs/theory.md#update-rules)."""
+
+    SGM = "SGM"
+    ASGM = "ASGM"
+    EASGM = "EASGM"
+    FEASGM = "FEASGM"
+    FIXED_MEAN = "fixed-mean"
+    UNKNOWN = "unknown"
+
+    @property
+    def normalized(self) -> bool:
+        """Whether the noisy sum is divided by a data-dependent batch size."""
+        return self in (Mechanism.ASGM, Mechanism.EASGM, Mechanism.FEASGM)
+
+
+class SamplingKind(Vocabulary):
+    """How a pipeline draws its batches."""
+
+    POISSON = "poisson"
+    SHUFFLE = "shuffle"
+    UNKNOWN = "unknown"
+
+
+class Assumption(Vocabulary):
+    """What an accountant assumes about the mechanism it accounts."""
+
+    SGM_POISSON = "SGM+poisson"
+    SGM_WITHOUT_REPLACEMENT = "SGM+without-replacement"
+    UNKNOWN = "unknown"
+
+    @property
+    def sgm(self) -> bool:
+        """Whether the accountant assumes the (unnormalized) Subsampled Gaussian Mechanism."""
+        return self in (Assumption.SGM_POISSON, Assumption.SGM_WITHOUT_REPLACEMENT)
+
+
+class Role(Vocabulary):
+    """What a piece of pipeline evidence is. ``param:<name>`` roles (one per resolved parameter)
+    are built from the parameter's name and are not members."""
+
+    UPDATE = "update"
+    DIVISOR = "divisor"
+    NOISE = "noise"
+    CLIP = "clip"
+    PER_SAMPLE_GRAD = "per-sample-grad"
+    SAMPLER = "sampler"
+    SHUFFLE_BUFFER = "shuffle-buffer"
+    ACCOUNTANT = "accountant"
+    ACCOUNTANT_Q = "accountant:q"
+    ACCOUNTANT_STEPS = "accountant:steps"
+    ACCUMULATION = "accumulation"
+    DISPATCH = "dispatch"
+    LIBRARY = "library"
+
+
+MECHANISMS: tuple[str, ...] = tuple(m.value for m in Mechanism)
+SAMPLINGS: tuple[str, ...] = tuple(s.value for s in SamplingKind)
 
 
 class Severity(str, Enum):
@@ -71,9 +140,8 @@ class Span:
 class Evidence:
     """One site that supports a classification: what it is (``role``), where, and why it counts.
 
-    Roles in use: ``update``, ``divisor``, ``noise``, ``clip``, ``per-sample-grad``, ``sampler``,
-    ``accountant``, ``accountant:<q|steps>``, ``accumulation``, ``dispatch``, ``requirement``,
-    ``library``, ``param:<name>``.
+    Pipeline evidence roles are the ``Role`` members and ``param:<name>``; rules compare roles
+    with ``Role`` members, never with string literals.
     """
 
     role: str
@@ -123,21 +191,24 @@ class Accountant:
 
     ``name`` e.g. ``opacus-rdp``, ``opacus-prv``, ``opacus-gdp``, ``tf-privacy-rdp``,
     ``dp-accounting-pld``, ``dp-accounting-rdp``, ``prv-accountant``, ``autodp``, ``custom``,
-    ``none``. ``assumes`` is ``SGM+poisson``, ``SGM+without-replacement`` or ``unknown``.
+    ``none``. ``assumes`` accepts an ``Assumption`` string and holds the member.
     ``q`` and ``steps`` are what the accountant was given (for DP103).
     """
 
     name: str
-    assumes: str
+    assumes: Assumption
     span: Span | None = None
     q: ParamValue | None = None
     steps: ParamValue | None = None
     sigma: ParamValue | None = None
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "assumes", Assumption(self.assumes))
+
     def to_json(self) -> dict[str, Any]:
         return {
             "name": self.name,
-            "assumes": self.assumes,
+            "assumes": self.assumes.value,
             "span": self.span.to_json() if self.span else None,
             "q": self.q.to_json() if self.q else None,
             "steps": self.steps.to_json() if self.steps else None,
@@ -153,44 +224,71 @@ class Accountant:
         return cls(data["name"], data["assumes"], span, param("q"), param("steps"), param("sigma"))
 
 
-NO_ACCOUNTANT = Accountant(name="none", assumes="unknown")
+NO_ACCOUNTANT = Accountant(name="none", assumes=Assumption.UNKNOWN)
+
+
+@dataclass(frozen=True)
+class Undecided:
+    """Why a pipeline's update rule stayed ``unknown``, and where that was decided."""
+
+    span: Span
+    reason: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"reason": self.reason, **self.span.to_json()}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Undecided:
+        return cls(Span.from_json(data), data["reason"])
 
 
 @dataclass(frozen=True)
 class Pipeline:
     """One training entry point with its linked sites, classification and parameters.
 
+    ``mechanism`` and ``sampling`` accept their vocabulary's strings and hold enum members.
+    ``undecided`` says why the mechanism is ``unknown`` (None when it is decided).
     ``release`` is the DP library release whose behaviour classified the pipeline: an exact
     version, or the span of releases of the API line the code calls (``1.0.0-1.6.0``) when no
-    pin decides but all of them behave alike; None when no release decided it. ``incomplete``
-    says why the analysis of the pipeline stopped before it was complete (its work budget ran
-    out: what was decided holds, the rest is undecided); None when it completed.
+    pin decides but all of them behave alike; None when no release decided it.
+    ``release_reason`` says how the release was decided, or why it could not be (None for a
+    pipeline that uses no versioned DP library). ``incomplete`` says why the analysis of the
+    pipeline stopped before it was complete (its work budget ran out: what was decided holds,
+    the rest is undecided); None when it completed.
     """
 
     entry: str
     path: str
     line: int
-    mechanism: str
-    sampling: str
+    mechanism: Mechanism
+    sampling: SamplingKind
     accountant: Accountant = NO_ACCOUNTANT
     params: dict[str, ParamValue] = field(default_factory=dict)
     evidence: tuple[Evidence, ...] = ()
     library: str | None = None
     release: str | None = None
+    undecided: Undecided | None = None
+    release_reason: str | None = None
     incomplete: str | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "mechanism", Mechanism(self.mechanism))
+        object.__setattr__(self, "sampling", SamplingKind(self.sampling))
 
     def to_json(self) -> dict[str, Any]:
         return {
             "entry": self.entry,
             "path": self.path,
             "line": self.line,
-            "mechanism": self.mechanism,
-            "sampling": self.sampling,
+            "mechanism": self.mechanism.value,
+            "sampling": self.sampling.value,
             "accountant": self.accountant.to_json(),
             "params": {k: v.to_json() for k, v in sorted(self.params.items())},
             "evidence": [e.to_json() for e in self.evidence],
             "library": self.library,
             "release": self.release,
+            "undecided": self.undecided.to_json() if self.undecided else None,
+            "release_reason": self.release_reason,
             "incomplete": self.incomplete,
         }
 
@@ -207,6 +305,8 @@ class Pipeline:
             evidence=tuple(Evidence.from_json(e) for e in data["evidence"]),
             library=data.get("library"),
             release=data.get("release"),
+            undecided=Undecided.from_json(data["undecided"]) if data.get("undecided") else None,
+            release_reason=data.get("release_reason"),
             incomplete=data.get("incomplete"),
         )
 

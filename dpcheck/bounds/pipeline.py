@@ -9,14 +9,14 @@ and said so (delta 1e-5 for the read-outs; n = 1 for a witness, which only stren
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dpcheck.bounds.request import DEFAULT_DELTA, BoundRequest
 from dpcheck.model import Pipeline
 
-RULE_MECHANISM: dict[str, str] = {"DP102": "shuffle", "DP103": "sgm", "DP104": "shuffle", "DP105": "sgm",
-                                  "DP106": "sgm"}
-UPDATE_MECHANISM: dict[str, str] = {"ASGM": "asgm", "EASGM": "easgm", "FEASGM": "feasgm"}
+if TYPE_CHECKING:
+    from dpcheck.rules.rule import BoundPolicy
+
 NEEDS_N: frozenset[str] = frozenset({"easgm", "feasgm", "shuffle"})
 
 
@@ -45,14 +45,6 @@ class Plan:
     known: dict[str, Any]
 
 
-def mechanism_for(rule: str, pipeline: Pipeline) -> str | None:
-    """The bound mechanism of a finding: the update for DP101, shuffle for DP102/DP104, SGM at
-    the accountant's and the code's (q, T) for DP103, the claimed side only for DP105 and DP106."""
-    if rule == "DP101":
-        return UPDATE_MECHANISM.get(pipeline.mechanism)
-    return RULE_MECHANISM.get(rule)
-
-
 def _value(pipeline: Pipeline, name: str) -> Any:
     param = pipeline.params.get(name)
     return None if param is None else param.value
@@ -69,9 +61,10 @@ def _int(value: Any) -> int | None:
     return None if value is None else int(value)
 
 
-def plan(rule: str, pipeline: Pipeline) -> Plan | None:
-    """The bound plan of one finding, or None for a rule without a bound."""
-    mechanism = mechanism_for(rule, pipeline)
+def plan(policy: BoundPolicy, pipeline: Pipeline) -> Plan | None:
+    """The bound plan of a finding of ``pipeline`` under its rule's ``policy``, or None when
+    the policy gives no bound for this pipeline."""
+    mechanism = policy.mechanism_of(pipeline)
     if mechanism is None:
         return None
     get = lambda name: _value(pipeline, name)  # noqa: E731 - a short local reader
@@ -95,6 +88,7 @@ def plan(rule: str, pipeline: Pipeline) -> Plan | None:
     if any(m.assumed is None for m in missing):
         return Plan(mechanism, None, tuple(missing), known)
     accountant = pipeline.accountant
+    by_accountant = policy.claimed_by_accountant
     claimed_q = accountant.q.value if accountant.q is not None else None
     claimed_steps = accountant.steps.value if accountant.steps is not None else None
     claimed_sigma = accountant.sigma.value if accountant.sigma is not None else None
@@ -114,9 +108,9 @@ def plan(rule: str, pipeline: Pipeline) -> Plan | None:
         drop_last=bool(get("drop_last")),
         accountant=accountant.name,
         library_version=_version(pipeline.library),
-        claimed_q=claimed_q if rule == "DP103" else None,
-        claimed_steps=_int(claimed_steps) if rule == "DP103" else None,
-        claimed_sigma=claimed_sigma if rule == "DP103" and claimed_sigma != get("sigma") else None,
+        claimed_q=claimed_q if by_accountant else None,
+        claimed_steps=_int(claimed_steps) if by_accountant else None,
+        claimed_sigma=claimed_sigma if by_accountant and claimed_sigma != get("sigma") else None,
         target_epsilon=get("target_epsilon") if get("sigma") is None else None,
     )
     return Plan(mechanism, request, tuple(missing), known)

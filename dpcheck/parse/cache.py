@@ -7,9 +7,9 @@ change per-file results:
 * ``files`` — the light per-file record (DP001 problem, suppressions, candidate flag), keyed by
   the file's git blob id and path; read on every scan;
 * ``summaries`` — the per-file summaries, same keys; read only when a pipeline must be linked;
-* ``projects`` — the linked pipelines and raw findings of a whole project, keyed by a digest of
-  every input of the linking stage, plus the bounds attached to its findings; a rescan of an
-  unchanged project reads this and nothing else.
+* ``projects`` — the linked pipelines and raw findings (per-file ones such as DP001 included) of
+  a whole project, keyed by a digest of every input of the linking stage, plus the bounds
+  attached to its findings; a rescan of an unchanged project reads this and nothing else.
 
 Each store is one JSON file, read at most once and written atomically only when it changed.
 """

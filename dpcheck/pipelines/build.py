@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from dpcheck.model import NO_ACCOUNTANT, Accountant, Evidence, Pipeline, Span
+from dpcheck.model import NO_ACCOUNTANT, Accountant, Evidence, Pipeline, Span, Undecided
 from dpcheck.pipelines.accountants import AccountantCall, AccountantFinder
 from dpcheck.pipelines.engine_patch import patched_callees
 from dpcheck.pipelines.handwritten import NOISE_TAILS, HandwrittenAnalyzer, HandwrittenUpdate
@@ -76,6 +76,7 @@ class _Analysis:
     anchor: Span | None = None
     by_loader: bool = False
     release: str | None = None
+    release_reason: str | None = None
 
 
 class PipelineBuilder:
@@ -131,7 +132,7 @@ class PipelineBuilder:
         span = Span(ctx.path, scope["line"] if scope and ctx.scope != "<module>" else 1)
         return scopes, Pipeline(entry=entry, path=ctx.path, line=span.line, mechanism="unknown",
                                 sampling="unknown", evidence=(Evidence("update", span, why),),
-                                incomplete=why)
+                                undecided=Undecided(span, why), incomplete=why)
 
     # -- entries and reachability -----------------------------------------------------------
     def _paths(self) -> Iterator[str]:
@@ -311,14 +312,15 @@ class PipelineBuilder:
         evidence.extend(Evidence(f"param:{k}", v.span, f"{k} = {v.value} ({v.source})")
                         for k, v in sorted(values.items()) if v.span is not None)
         mech = mechanism(analysis.norm, sampling.kind, analysis.by_loader)
+        undecided = None
         if mech == "unknown":
             kept = " (the divisor is data-dependent only if the loader Opacus keeps samples)" \
                 if analysis.by_loader else ""
             why = analysis.reason if analysis.norm == "unknown" else (
                 f"normalization {analysis.norm} with {sampling.kind} sampling{kept}"
                 f"{': ' + sampling.note if sampling.note else ''}")
-            anchor = analysis.anchor or Span(ctx.path, 1)
-            evidence.append(Evidence("update", anchor, f"mechanism unknown: {why}"))
+            undecided = Undecided(analysis.anchor or Span(ctx.path, 1), why)
+            evidence.append(Evidence("update", undecided.span, f"mechanism unknown: {why}"))
         scope = self.index.scope(ctx)
         line = scope["line"] if scope else 1
         if analysis.anchor is not None and analysis.anchor.path == ctx.path:
@@ -326,13 +328,14 @@ class PipelineBuilder:
         return Pipeline(entry=entry, path=ctx.path, line=line, mechanism=mech,
                         sampling=sampling.kind, accountant=accountant, params=values,
                         evidence=tuple(evidence), library=analysis.library,
-                        release=analysis.release)
+                        release=analysis.release, undecided=undecided,
+                        release_reason=analysis.release_reason)
 
     def _opacus(self, usage: OpacusUsage, path: str) -> _Analysis:
         resolution = resolve_opacus(self.project, path, usage)
         span = Span(usage.ctx.path, *usage.call[4])
-        library_evidence = Evidence("library", resolution.span or span,
-                                    resolution.reason or f"{resolution.library} (version table)")
+        how = resolution.reason or f"{resolution.library} (version table)"
+        library_evidence = Evidence("library", resolution.span or span, how)
         noise = self._noise_argument(usage)
         if resolution.row is None:
             era = tail_name(callee_name(usage.call)) != "attach"
@@ -340,7 +343,8 @@ class PipelineBuilder:
             return _Analysis("unknown", resolution.reason, [
                 library_evidence, *noise, Evidence("update", span,
                                                    "Opacus update; release undecided")],
-                resolution.library, poisson, resolution.common("default_accountant", era), span)
+                resolution.library, poisson, resolution.common("default_accountant", era), span,
+                release_reason=how)
         row = resolution.row
         norm, why = normalization(usage, row)
         if row["mechanism"] == "not supported" and norm != "none":
@@ -351,7 +355,7 @@ class PipelineBuilder:
                         if str(e.get("role", "")).startswith("normalization"))
         return _Analysis(norm, why, evidence, resolution.library, bool(row["poisson_default"]),
                          row.get("default_accountant"), span, loader_decides(usage, row),
-                         str(row["version"]))
+                         str(row["version"]), how)
 
     @staticmethod
     def _noise_argument(usage: OpacusUsage) -> list[Evidence]:

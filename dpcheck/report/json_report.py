@@ -15,6 +15,8 @@ Shape (``ScanResult.to_json``; keys in this order)::
         "library": str | null,                     # the pin as written ("opacus==1.4.0")
         "release": str | null,                     # the release that classified it ("1.4.0",
                                                    #   "1.0.0-1.6.0" when dated by the API)
+        "undecided": UNDECIDED | null,             # why mechanism is "unknown"
+        "release_reason": str | null,              # how the release was decided
         "incomplete": str | null                   # why the analysis stopped early (budget)
       }],
       "findings": [{
@@ -31,6 +33,7 @@ Shape (``ScanResult.to_json``; keys in this order)::
 
     SPAN     = {"path", "line", "column", "end_line", "end_column"}
     EVIDENCE = {"role", "path", "line", "column", "end_line", "end_column", "note"}
+    UNDECIDED = {"reason", "path", "line", "column", "end_line", "end_column"}
     PARAM    = {"value": number | null, "source": str, "span": SPAN | null,
                 "expression": str | null}
 

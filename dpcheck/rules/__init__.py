@@ -1,32 +1,22 @@
-"""Rule functions DP101-DP106 over classified pipelines (the catalog text lives in ``rules/``).
+"""The rules: one module per rule, collected by a registry checked against the catalog.
 
-``evaluate`` is pure: pipelines and the project view in, findings out, only for files the scan
-reports on, sorted by path, line and rule.
+Layout (a newcomer's map):
+
+* ``<rule_name>.py`` — one per rule, named after its kebab-case catalog name in snake_case
+  (``normalized_update_accounted_as_sgm.py`` is DP101): the hit it reports, ``check`` and, when
+  the rule has one, its bound policy, declared together as ``RULE``. Its words (summary,
+  rationale, fix, examples) are in ``rules/<ID>.toml`` at the top of the repository.
+* ``rule.py`` — what a rule module defines (``Hit``, ``PipelineRule``, ``FileRule``,
+  ``BoundPolicy``); ``registry.py`` — the collected rules, checked against the catalog;
+  ``evaluate.py`` — running them; ``anchors.py`` and ``accounting.py`` — what several pipeline
+  rules read.
+
+``evaluate`` (pipelines) and ``check_files`` (per-file rules) are pure: inputs in, findings out.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from dpcheck.rules.evaluate import check_files, evaluate
+from dpcheck.rules.registry import registry
 
-from dpcheck.catalog import load_catalog
-from dpcheck.model import Finding, Pipeline, Severity
-from dpcheck.project import Project
-from dpcheck.rules.checks import CHECKS, findings_of
-
-
-def _severity(rule: str) -> Severity:
-    return Severity(load_catalog().get(rule).severity)
-
-
-def evaluate(pipelines: Sequence[Pipeline], project: Project) -> list[Finding]:
-    """Every DP101-DP106 finding of ``pipelines`` whose anchor file ``project`` reports on."""
-    found: dict[tuple[str, str, int, str | None], Finding] = {}
-    for pipeline in pipelines:
-        for finding in findings_of(pipeline, project, _severity):
-            if project.is_reported(finding.span.path):
-                key = (finding.rule, finding.span.path, finding.span.line, finding.pipeline)
-                found.setdefault(key, finding)
-    return sorted(found.values(), key=Finding.sort_key)
-
-
-__all__ = ["CHECKS", "evaluate"]
+__all__ = ["check_files", "evaluate", "registry"]

@@ -17,7 +17,8 @@ def test_rules_lists_every_rule(capsys: pytest.CaptureFixture[str]) -> None:
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].split() == ["ID", "NAME", "SEVERITY", "SUMMARY"]
     rows = [line.split(maxsplit=3) for line in lines[1:]]
-    assert [row[0] for row in rows] == ["DP001", "DP101", "DP102", "DP103", "DP104", "DP105", "DP106"]
+    assert [row[0] for row in rows] == list(load_catalog().ids())
+    assert {"DP001", "DP101", "DP102", "DP103", "DP104", "DP105", "DP106"} <= {row[0] for row in rows}
     assert rows[1][1:3] == ["normalized-update-accounted-as-sgm", "error"]
     assert rows[0][3] == load_catalog().get("DP001").summary
 

@@ -16,10 +16,10 @@ from tests.catalog.conftest import WriteRule, valid_rule
 REPO_RULES = Path(__file__).resolve().parents[2] / "rules"
 
 
-def test_shipped_catalog_has_its_rules_with_their_severities() -> None:
+def test_shipped_catalog_keeps_its_rules_with_their_severities() -> None:
+    """Rule ids are a contract: a new rule extends the catalog, none is dropped or changed."""
     catalog = load_catalog()
-    assert catalog.ids() == ("DP001", "DP101", "DP102", "DP103", "DP104", "DP105", "DP106")
-    assert {r.id: r.severity for r in catalog.rules} == {
+    assert {r.id: r.severity for r in catalog.rules}.items() >= {
         "DP001": Severity.WARNING,
         "DP101": Severity.ERROR,
         "DP102": Severity.ERROR,
@@ -27,7 +27,7 @@ def test_shipped_catalog_has_its_rules_with_their_severities() -> None:
         "DP104": Severity.ERROR,
         "DP105": Severity.WARNING,
         "DP106": Severity.INFO,
-    }
+    }.items()
     assert catalog.get("DP102").name == "shuffle-accounted-as-poisson"
 
 

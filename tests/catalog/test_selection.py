@@ -1,13 +1,18 @@
-"""--select / --ignore codes: ruff-style prefixes over the shipped catalog."""
+"""--select / --ignore codes: ruff-style prefixes over the shipped catalog's rules (restricted
+to the seven below, so that a rule added later does not change the expected sets)."""
 
 from __future__ import annotations
 
 import pytest
 
-from dpcheck.catalog import load_catalog, select_rules
+from dpcheck.catalog import Catalog, load_catalog, select_rules
 from dpcheck.errors import DpcheckError
 
 ALL_IDS = frozenset({"DP001", "DP101", "DP102", "DP103", "DP104", "DP105", "DP106"})
+
+
+def _catalog() -> Catalog:
+    return Catalog(tuple(r for r in load_catalog().rules if r.id in ALL_IDS))
 
 
 @pytest.mark.parametrize(
@@ -25,7 +30,7 @@ ALL_IDS = frozenset({"DP001", "DP101", "DP102", "DP103", "DP104", "DP105", "DP10
 def test_prefixes_select_and_ignore(
     select: tuple[str, ...], ignore: tuple[str, ...], expected: frozenset[str]
 ) -> None:
-    assert select_rules(load_catalog(), select, ignore) == expected
+    assert select_rules(_catalog(), select, ignore) == expected
 
 
 @pytest.mark.parametrize(
@@ -40,5 +45,5 @@ def test_unknown_codes_are_errors_naming_them(
     select: tuple[str, ...], ignore: tuple[str, ...], named: str
 ) -> None:
     with pytest.raises(DpcheckError) as excinfo:
-        select_rules(load_catalog(), select, ignore)
+        select_rules(_catalog(), select, ignore)
     assert named in str(excinfo.value)

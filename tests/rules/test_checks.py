@@ -118,3 +118,16 @@ def test_dp104_bound_counts_the_same_batches_as_the_rule(tmp_path: Path) -> None
     [finding] = [f for f in attach_bounds(evaluate(pipelines, project), pipelines) if f.rule == "DP104"]
     notes = " ".join(finding.bound["witness"]["notes"])
     assert "M=8 batches per epoch" in notes
+
+
+def test_a_rule_hit_carries_its_message_parameters_as_fields(tmp_path: Path) -> None:
+    """DP104's hit holds sigma, M and the threshold as numbers; the message renders them."""
+    from dpcheck.rules import low_noise_shuffle
+
+    code = SHUFFLED.format(sigma=0.1, batch=64, rate="BATCH / 60000")
+    project = make_project(tmp_path, {"train.py": code})
+    [pipeline] = build_pipelines(project)
+    [hit] = low_noise_shuffle.check(pipeline, project)
+    assert (hit.sigma, hit.rounds) == (0.1, math.ceil(60000 / 64))
+    assert math.isclose(hit.threshold, _threshold(938))
+    assert f"M = {hit.rounds} " in hit.message() and f"{hit.threshold:.3f}" in hit.message()

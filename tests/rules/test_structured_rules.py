@@ -1,17 +1,21 @@
-"""Rules read structured pipeline data, not evidence wording (round 4): the Opacus release that
+"""Rules read structured pipeline data, not evidence wording: the Opacus release that
 classified a pipeline (``Pipeline.release``, which decides DP105's wording and survives the JSON
-round trip), an Opacus update whose divisor rests on a loader that may be kept (unknown
-mechanism, so no DP101, when that loader's sampling is unknown), DP102's one-batch-per-epoch
-exemption, and DP104 on the user's side. Real projects on disk, the real builder and rules."""
+round trip), why an update stayed undecided (``Pipeline.undecided``, DP106's anchor and reason),
+findings unchanged when every evidence note is reworded, an Opacus update whose divisor rests on
+a loader that may be kept (unknown mechanism, so no DP101, when that loader's sampling is
+unknown), DP102's one-batch-per-epoch exemption, and DP104 on the user's side. Real projects on
+disk, the real builder and rules."""
 
 from __future__ import annotations
 
+import json
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from dpcheck.model import Pipeline
+from dpcheck.model import Mechanism, Pipeline, Role
 from dpcheck.pipelines import build_pipelines
 from dpcheck.rules import evaluate
 from dpcheck.pipelines.versions import opacus_table
@@ -174,3 +178,47 @@ def test_dp104_is_anchored_where_the_user_hands_over_sigma(tmp_path: Path) -> No
     [dp104] = [f for f in findings if f.rule == "DP104"]
     assert (dp104.span.path, dp104.span.line) == ("train.py", 12)
     assert dp104.context == "noise_multiplier=0.2,"
+
+
+@pytest.mark.parametrize(("code", "requirement", "rule"), [
+    (ONE_X.format(loader=HELPER_LOADER, flag=", poisson_sampling=False"), "opacus==1.4.0\n",
+     "DP106"),
+    (ZERO_X_POISSON, "opacus\n", "DP105"),
+    (ONE_X.format(loader=SHUFFLED_LOADER.format(batch=200), flag=""), "opacus\n", "DP105"),
+], ids=["undecided-update", "undecided-release", "dated-release"])
+def test_rewording_every_evidence_note_changes_no_finding(
+        tmp_path: Path, code: str, requirement: str, rule: str) -> None:
+    project = make_project(tmp_path, {"train.py": code, "requirements.txt": requirement})
+    pipelines = build_pipelines(project)
+    reworded = [replace(p, evidence=tuple(replace(e, note="reworded") for e in p.evidence))
+                for p in pipelines]
+
+    def shown(findings):
+        return [(f.rule, f.severity, f.span, f.message) for f in findings]
+
+    before = evaluate(pipelines, project)
+    assert rule in {f.rule for f in before}
+    assert shown(evaluate(reworded, project)) == shown(before)
+
+
+def test_an_undecided_update_says_why_in_a_field_that_survives_json(tmp_path: Path) -> None:
+    [pipeline], findings = _scan(tmp_path, ONE_X.format(loader=HELPER_LOADER,
+                                                         flag=", poisson_sampling=False"),
+                                 "opacus==1.4.0\n")
+    undecided = pipeline.undecided
+    assert pipeline.mechanism == Mechanism.UNKNOWN and undecided is not None
+    [dp106] = findings
+    assert dp106.span == undecided.span and f"({undecided.reason})" in dp106.message
+    assert any(e.role == Role.UPDATE and e.span == undecided.span for e in pipeline.evidence)
+    data = json.loads(json.dumps(pipeline.to_json()))
+    assert (data["mechanism"], data["sampling"]) == ("unknown", "unknown")
+    assert data["undecided"]["reason"] == undecided.reason
+    assert data["release_reason"] == pipeline.release_reason == "opacus==1.4.0 (version table)"
+    assert Pipeline.from_json(data) == pipeline
+
+
+def test_a_decided_pipeline_has_no_undecided_reason(tmp_path: Path) -> None:
+    [pipeline], _ = _scan(tmp_path, ONE_X.format(loader=SHUFFLED_LOADER.format(batch=200),
+                                                 flag=""), "opacus==1.4.0\n")
+    assert pipeline.mechanism == Mechanism.FEASGM and pipeline.undecided is None
+    assert pipeline.to_json()["undecided"] is None

@@ -1,0 +1,64 @@
+"""Run the registered rules: pipeline rules over classified pipelines, file rules over each
+file's own analysis. Pure: inputs in, findings out, only for files the scan reports on.
+
+A finding takes its id and severity from the catalog, its span and message from the rule's hit,
+and the pipeline's other sites as evidence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+
+from dpcheck.model import Finding, Pipeline
+from dpcheck.parse.analysis import FileAnalysis
+from dpcheck.project import Project
+from dpcheck.rules.registry import Registry, registry
+from dpcheck.rules.rule import Hit, PipelineRule
+
+
+def evaluate(pipelines: Sequence[Pipeline], project: Project,
+             rules: Registry | None = None) -> list[Finding]:
+    """Every pipeline-rule finding of ``pipelines`` in a file ``project`` reports on, one per
+    rule, place and pipeline, sorted by path, line and rule."""
+    rules = rules or registry()
+    found: dict[tuple[str, str, int, str | None], Finding] = {}
+    for pipeline in pipelines:
+        for finding in _findings_of(pipeline, project, rules):
+            if project.is_reported(finding.span.path):
+                key = (finding.rule, finding.span.path, finding.span.line, finding.pipeline)
+                found.setdefault(key, finding)
+    return sorted(found.values(), key=Finding.sort_key)
+
+
+def check_files(analyses: Iterable[FileAnalysis], project: Project,
+                rules: Registry | None = None) -> list[Finding]:
+    """Every file-rule finding (DP001) of the reported files among ``analyses``."""
+    rules = rules or registry()
+    return [
+        Finding(rule=rule.id, severity=rules.severity(rule.id), span=hit.span,
+                message=hit.message(),
+                context=project.source_line(hit.span.path, hit.span.line).strip()
+                or hit.fallback_context())
+        for analysis in analyses if project.is_reported(analysis.path)
+        for rule in rules.file_rules
+        for hit in rule.check(analysis)
+    ]
+
+
+def _hits(rules: Iterable[PipelineRule], pipeline: Pipeline,
+          project: Project) -> list[tuple[PipelineRule, Hit]]:
+    return [(rule, hit) for rule in rules for hit in rule.check(pipeline, project)]
+
+
+def _findings_of(pipeline: Pipeline, project: Project, rules: Registry) -> Iterator[Finding]:
+    """The findings of one pipeline; fallback rules only when no other rule fired."""
+    fired = _hits((r for r in rules.pipeline_rules if not r.fallback), pipeline, project)
+    if not fired:
+        fired = _hits((r for r in rules.pipeline_rules if r.fallback), pipeline, project)
+    for rule, hit in fired:
+        yield Finding(
+            rule=rule.id, severity=rules.severity(rule.id), span=hit.span, message=hit.message(),
+            pipeline=pipeline.entry,
+            evidence=tuple(e for e in pipeline.evidence if e.span != hit.span),
+            context=project.source_line(hit.span.path, hit.span.line).strip(),
+        )

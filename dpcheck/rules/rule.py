@@ -1,0 +1,84 @@
+"""What a rule module defines: its hit, its kind (what it reads) and its bound policy.
+
+A rule module ``dpcheck/rules/<rule_name>.py`` (the catalog name in snake_case) ends with one
+``RULE = PipelineRule(...)`` or ``RULE = FileRule(...)``: the rule id, the ``check`` function and,
+for a pipeline rule that has one, the ``BoundPolicy``. ``check`` yields ``Hit`` objects: where the
+rule fired and the message's parameters as typed fields; the evaluator turns them into findings.
+The words of a rule (summary, rationale, fix, examples) stay in its TOML file in ``rules/``.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from dpcheck.model import Finding, Pipeline, Span
+from dpcheck.parse.analysis import FileAnalysis
+from dpcheck.project import Project
+
+if TYPE_CHECKING:
+    from dpcheck.bounds.report import BoundReport
+
+
+@dataclass(frozen=True)
+class Hit(ABC):
+    """Where a rule fired (``span``) and why; each rule subclasses it with the parameters of its
+    message as fields, so tests and tools can read them without parsing the message."""
+
+    span: Span
+
+    @abstractmethod
+    def message(self) -> str:
+        """The finding's message, rendered from the hit's fields."""
+
+    def fallback_context(self) -> str:
+        """The finding's context when the anchor line has no text (an undecodable file)."""
+        return ""
+
+
+@dataclass(frozen=True)
+class BoundPolicy:
+    """Whether and how a finding of a pipeline rule gets a corrected bound
+    (``dpcheck.bounds.attach`` applies it).
+
+    ``mechanism`` is the bound's mechanism (``dpcheck bound``'s names: ``sgm``, ``asgm``,
+    ``easgm``, ``feasgm``, ``shuffle``) or a function of the pipeline giving it (None: no bound).
+    ``claimed_by_accountant``: the claimed side is what the accountant was given (its q, steps
+    and sigma) rather than the code's values. ``claim_only``: the pipeline's mechanism is
+    undecided, so only the claimed side is stated, with this advice as the bound's note.
+    ``downgrade``: given the finding and its bound report, the finding to report instead (a
+    lower severity when the bound shows no leak at the code's numbers).
+    """
+
+    mechanism: str | Callable[[Pipeline], str | None]
+    claimed_by_accountant: bool = False
+    claim_only: str | None = None
+    downgrade: Callable[[Finding, BoundReport], Finding] | None = None
+
+    def mechanism_of(self, pipeline: Pipeline) -> str | None:
+        """The bound mechanism for a finding of ``pipeline``."""
+        return self.mechanism if isinstance(self.mechanism, str) else self.mechanism(pipeline)
+
+
+@dataclass(frozen=True)
+class PipelineRule:
+    """A rule over one classified training pipeline. A ``fallback`` rule is evaluated on a
+    pipeline only when no other pipeline rule fired on it (those already say what is wrong)."""
+
+    id: str
+    check: Callable[[Pipeline, Project], Iterator[Hit]]
+    bound: BoundPolicy | None = None
+    fallback: bool = False
+
+
+@dataclass(frozen=True)
+class FileRule:
+    """A rule over one file's own analysis (parse problems), independent of any pipeline."""
+
+    id: str
+    check: Callable[[FileAnalysis], Iterator[Hit]]
+
+
+RuleDefinition = PipelineRule | FileRule

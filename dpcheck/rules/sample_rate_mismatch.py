@@ -1,0 +1,75 @@
+"""DP103 sample-rate-mismatch: the accountant's q or step count differs from the code's.
+
+Both sides must be resolved and come from different places (one value read twice is not a
+mismatch); values equal up to a relative 1e-6 agree. Anchored on the first mismatching argument
+of the accountant call, else on the call. The bound is SGM at the accountant's numbers (the
+claim) against SGM at the code's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from dpcheck.model import ParamValue, Pipeline, Role
+from dpcheck.project import Project
+from dpcheck.rules.anchors import anchor
+from dpcheck.rules.rule import BoundPolicy, Hit, PipelineRule
+
+RELATIVE_TOLERANCE = 1e-6
+#: The accountant arguments compared with the code, and the evidence role of each.
+COMPARED: tuple[tuple[str, Role], ...] = (
+    ("q", Role.ACCOUNTANT_Q),
+    ("steps", Role.ACCOUNTANT_STEPS),
+)
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    """One parameter given to the accountant as ``claimed`` while the code has ``actual``."""
+
+    name: str
+    claimed: float
+    actual: float
+
+
+@dataclass(frozen=True)
+class SampleRateMismatch(Hit):
+    """The parameters (q, steps) whose accountant value differs from the code's."""
+
+    mismatches: tuple[Mismatch, ...]
+
+    def message(self) -> str:
+        return "; ".join(f"{m.name} = {m.claimed:g} given to the accountant, "
+                         f"{m.actual:g} in the code" for m in self.mismatches)
+
+
+def _mismatch(name: str, claimed: ParamValue | None, actual: ParamValue | None) -> Mismatch | None:
+    """The mismatch of one parameter: both sides resolved, from different places, different."""
+    if claimed is None or actual is None or claimed.value is None or actual.value is None:
+        return None
+    if claimed.span is not None and claimed.span == actual.span:
+        return None
+    scale = max(abs(claimed.value), abs(actual.value))
+    if scale > 0 and abs(claimed.value - actual.value) > RELATIVE_TOLERANCE * scale:
+        return Mismatch(name, claimed.value, actual.value)
+    return None
+
+
+def check(pipeline: Pipeline, project: Project) -> Iterator[SampleRateMismatch]:
+    accountant = pipeline.accountant
+    if accountant.span is None:
+        return
+    given = {"q": accountant.q, "steps": accountant.steps}
+    mismatches: list[Mismatch] = []
+    span = None
+    for name, role in COMPARED:
+        mismatch = _mismatch(name, given[name], pipeline.params.get(name))
+        if mismatch is not None:
+            mismatches.append(mismatch)
+            span = span or anchor(pipeline, role)
+    if mismatches:
+        yield SampleRateMismatch(span or accountant.span, tuple(mismatches))
+
+
+RULE = PipelineRule("DP103", check, BoundPolicy("sgm", claimed_by_accountant=True))
