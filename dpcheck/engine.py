@@ -29,6 +29,7 @@ from dpcheck.parse.cache import AnalysisCache
 from dpcheck.parse.source import MAX_FILE_BYTES, blob_id
 from dpcheck.progress import ProgressCallback
 from dpcheck.project import Project
+from dpcheck.sites.modules import import_neighbourhood
 from dpcheck.suppress import Suppression, apply_suppressions
 
 CACHE_DIRNAME = ".dpcheck_cache"
@@ -118,10 +119,27 @@ class _Analyzer:
         self.analyses: dict[str, FileAnalysis] = {}
         self._summaries: dict[str, Summary] = {}
 
+    def restrict(self, paths: frozenset[str]) -> None:
+        """Analyse and serve only ``paths`` from now on (a scan of named files links their
+        import neighbourhood, not the whole project)."""
+        self.contents = {rel: data for rel, data in self.contents.items() if rel in paths}
+        self.keys = {rel: key for rel, key in self.keys.items() if rel in paths}
+        self.analyses = {rel: a for rel, a in self.analyses.items() if rel in paths}
+
+    def imports(self, rel: str) -> list[str]:
+        """The dotted targets the file ``rel`` imports (from its summary, analysing it now)."""
+        if rel not in self.analyses:
+            job = (rel, self.contents[rel], self.markers, True, MAX_FILE_BYTES)
+            self._store(rel, *_analyze_job(job))
+        summary = self.summary(rel)
+        return list(summary["imports"].values()) if summary else []
+
     def run(self, progress: ProgressCallback | None = None) -> dict[str, FileAnalysis]:
         """The light analysis of every file, from the cache where possible."""
         todo: list[str] = []
         for rel in sorted(self.contents):
+            if rel in self.analyses:
+                continue
             cached = self.cache.get(self.keys[rel])
             if cached is not None:
                 self.analyses[rel] = FileAnalysis.from_json(cached)
@@ -355,6 +373,8 @@ def run(settings: Settings, progress: ProgressCallback | None = None) -> ScanRes
     cache_dir = options.cache_dir or root / CACHE_DIRNAME
     cache = AnalysisCache(cache_dir if options.use_cache else None, f"max={MAX_FILE_BYTES}")
     analyzer = _Analyzer(cache, options.jobs or os.cpu_count() or 1, contents)
+    if reported is not None:
+        analyzer.restrict(import_neighbourhood(sorted(reported), contents, analyzer.imports))
     analyses = analyzer.run(progress)
 
     key = _project_key(settings, analyzer, project_files.dependency_files, reported)

@@ -162,7 +162,9 @@ class Pipeline:
 
     ``release`` is the DP library release whose behaviour classified the pipeline: an exact
     version, or the span of releases of the API line the code calls (``1.0.0-1.6.0``) when no
-    pin decides but all of them behave alike; None when no release decided it.
+    pin decides but all of them behave alike; None when no release decided it. ``incomplete``
+    says why the analysis of the pipeline stopped before it was complete (its work budget ran
+    out: what was decided holds, the rest is undecided); None when it completed.
     """
 
     entry: str
@@ -175,6 +177,7 @@ class Pipeline:
     evidence: tuple[Evidence, ...] = ()
     library: str | None = None
     release: str | None = None
+    incomplete: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -188,6 +191,7 @@ class Pipeline:
             "evidence": [e.to_json() for e in self.evidence],
             "library": self.library,
             "release": self.release,
+            "incomplete": self.incomplete,
         }
 
     @classmethod
@@ -203,6 +207,7 @@ class Pipeline:
             evidence=tuple(Evidence.from_json(e) for e in data["evidence"]),
             library=data.get("library"),
             release=data.get("release"),
+            incomplete=data.get("incomplete"),
         )
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from dpcheck.model import NO_ACCOUNTANT, Accountant, Evidence, Pipeline, Span
@@ -32,6 +32,7 @@ from dpcheck.pipelines.opacus_usage import (
     normalization,
 )
 from dpcheck.pipelines.params import ParamCollector
+from dpcheck.pipelines.questions import PIPELINE_BUDGET
 from dpcheck.pipelines.sampling import SamplingAnalyzer
 from dpcheck.pipelines.tf_privacy import find_optimizer
 from dpcheck.pipelines.tf_privacy import normalization as tf_normalization
@@ -80,8 +81,9 @@ class _Analysis:
 class PipelineBuilder:
     """Builds the pipelines of one project."""
 
-    def __init__(self, project: Project) -> None:
+    def __init__(self, project: Project, budget: int = PIPELINE_BUDGET) -> None:
         self.project = project
+        self.budget = budget
         self.index = ProjectIndex(project)
         self.handwritten = HandwrittenAnalyzer(self.index)
         self.evaluator = Evaluator(self.index)
@@ -92,8 +94,7 @@ class PipelineBuilder:
         pipelines: list[Pipeline] = []
         covered: set[Ctx] = set()
         for ctx in self._scripts():
-            scopes = self._reach(ctx)
-            pipeline = self._pipeline(f"{ctx.path}", ctx, scopes)
+            scopes, pipeline = self._entry(f"{ctx.path}", ctx)
             if pipeline is not None:
                 pipelines.append(pipeline)
                 covered.update(scopes)
@@ -103,12 +104,34 @@ class PipelineBuilder:
             for top in self._top_callers(ctx):
                 if top in covered:
                     continue
-                scopes = self._reach(top)
-                pipeline = self._pipeline(f"{top.path}::{top.scope}", top, scopes)
+                scopes, pipeline = self._entry(f"{top.path}::{top.scope}", top)
                 covered.update(scopes)
                 if pipeline is not None:
                     pipelines.append(pipeline)
         return sorted(pipelines, key=lambda p: (p.path, p.line, p.entry))
+
+    def _entry(self, entry: str, ctx: Ctx) -> tuple[list[Ctx], Pipeline | None]:
+        """The scopes an entry reaches and its pipeline, analysed within one work budget. A
+        pipeline whose budget ran out is marked ``incomplete``; an entry in a file with DP
+        markers that formed no pipeline before its budget ran out still gets one, undecided in
+        every part, so that it is reported rather than passed in silence."""
+        questions = self.index.questions
+        questions.begin(self.budget)
+        scopes = self._reach(ctx)
+        pipeline = self._pipeline(entry, ctx, scopes)
+        if not questions.exhausted:
+            return scopes, pipeline
+        why = (f"analysis budget exhausted ({self.budget} questions about values, origins and "
+               "classes answered without finishing)")
+        if pipeline is not None:
+            return scopes, replace(pipeline, incomplete=why)
+        if ctx.path not in self.project.candidates:
+            return scopes, None
+        scope = self.index.scope(ctx)
+        span = Span(ctx.path, scope["line"] if scope and ctx.scope != "<module>" else 1)
+        return scopes, Pipeline(entry=entry, path=ctx.path, line=span.line, mechanism="unknown",
+                                sampling="unknown", evidence=(Evidence("update", span, why),),
+                                incomplete=why)
 
     # -- entries and reachability -----------------------------------------------------------
     def _paths(self) -> Iterator[str]:
@@ -402,7 +425,8 @@ def _engine_method(summary: dict[str, Any], scope: str) -> bool:
                                for name in (*ENTRY_CALLS, "attach"))
 
 
-def build_pipelines(project: Project) -> list[Pipeline]:
-    """Every DP training pipeline of the project (see the module docstring)."""
-    return PipelineBuilder(project).build()
+def build_pipelines(project: Project, budget: int = PIPELINE_BUDGET) -> list[Pipeline]:
+    """Every DP training pipeline of the project (see the module docstring), each analysed
+    within ``budget`` questions (``dpcheck.pipelines.questions``)."""
+    return PipelineBuilder(project, budget).build()
 

@@ -80,9 +80,6 @@ class DivisorClassifier:
 
     def __init__(self, index: ProjectIndex) -> None:
         self.index = index
-        self._following: set[Ctx] = set()
-        self._param_origins: dict[tuple[str, str, str | None, frozenset[tuple[str, str]]],
-                                  str] = {}
 
     # -- origins: what a value is (a batch, a dataset, a loader) --------------------------------
     def origin(self, ir: IR, ctx: Ctx, depth: int = 0) -> str:
@@ -150,14 +147,16 @@ class DivisorClassifier:
         Every return must agree; a function met again while its returns are being followed
         (recursion) decides nothing."""
         target = self.index.function(callee_name(call) or "", ctx)
-        if target is None or target.scope.endswith(".__init__") or target in self._following:
+        if target is None or target.scope.endswith(".__init__"):
             return "unknown"
-        self._following.add(target)
-        try:
-            found = {self.origin(value, where, depth + 1)
-                     for value, where, _ in self.index.returned_parts(target, index, width)}
-        finally:
-            self._following.discard(target)
+        key = ("returned-origin", target.path, target.scope, index, width, self.index.reach)
+        return self.index.questions.ask(
+            key, lambda: self._agreed_origin(target, index, width, depth), "unknown")
+
+    def _agreed_origin(self, target: Ctx, index: tuple[int, ...], width: int | None,
+                       depth: int) -> str:
+        found = {self.origin(value, where, depth + 1)
+                 for value, where, _ in self.index.returned_parts(target, index, width)}
         return found.pop() if len(found) == 1 else "unknown"
 
     def _sample_index(self, ir: IR, ctx: Ctx, depth: int) -> bool:
@@ -317,14 +316,11 @@ class DivisorClassifier:
         return _element_of(self.origin(iterable, ctx, depth + 1))
 
     def _param_origin(self, binding: Binding, depth: int) -> str:
-        """What the callers pass for a parameter, if they agree; kept per parameter and
-        pipeline reach (callers of callers branch out: re-walking them per path is exponential);
-        a parameter asked about again while its callers are being read (a cycle) is unknown."""
-        key = (binding.ctx.path, binding.ctx.scope, binding.name, self.index.reach)
-        if key not in self._param_origins:
-            self._param_origins[key] = "unknown"
-            self._param_origins[key] = self._callers_origin(binding, depth)
-        return self._param_origins[key]
+        """What the callers pass for a parameter, if they agree."""
+        key = ("param-origin", binding.ctx.path, binding.ctx.scope, binding.name,
+               self.index.reach)
+        return self.index.questions.ask(key, lambda: self._callers_origin(binding, depth),
+                                        "unknown")
 
     def _callers_origin(self, binding: Binding, depth: int) -> str:
         found = {self.origin(arg, where, depth + 1)
@@ -466,6 +462,14 @@ class DivisorClassifier:
         return result
 
     def _param(self, binding: Binding, depth: int) -> Dep:
+        key = ("param-dependence", binding.ctx.path, binding.ctx.scope, binding.name,
+               self.index.reach)
+        return self.index.questions.ask(key, lambda: self._passed(binding, depth),
+                                        _unknown(f"parameter {binding.name} is passed itself "
+                                                 "through a cycle of calls"))
+
+    def _passed(self, binding: Binding, depth: int) -> Dep:
+        """The data dependence of what the callers pass for a parameter (and its default)."""
         results = [self.classify(arg, where, depth + 1)
                    for where, arg in self.index.arguments(binding)]
         if binding.ir is not None:

@@ -9,15 +9,17 @@ classification (``divisor``) are both written on top of it, so they agree on wha
 
 from __future__ import annotations
 
-import posixpath
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any, TypeVar
 
+from dpcheck.pipelines.questions import Questions
 from dpcheck.project import Project
 from dpcheck.sites.ir import IR, callee_name, tail_name, walk
+from dpcheck.sites.modules import resolve_module
+from dpcheck.sites.views import ModuleSummary, module_view
 
 Summary = dict[str, Any]
 T = TypeVar("T")
@@ -101,15 +103,12 @@ class ProjectIndex:
         self._partials: tuple[str, ...] | None = None
         self._partial_calls: dict[str, list[tuple[Ctx, IR]]] | None = None
         self._bindings: dict[tuple[str, Ctx], Binding | None] = {}
-        self._instances: dict[tuple[str, Ctx, frozenset[tuple[str, str]]], Ctx | None] = {}
-        self._returned_classes: dict[tuple[Ctx, frozenset[tuple[str, str]]], Ctx | None] = {}
-        self._open_questions = 0
-        self._open_attributes: set[tuple[str, str, str | None, str]] = set()
+        self._views: dict[str, ModuleSummary | None] = {}
+        #: The recursive questions of this linking run (one memo, cycle guard and budget).
+        self.questions = Questions()
         self._call_sites: dict[tuple[Ctx, frozenset[tuple[str, str]]],
                                list[tuple[Ctx, IR]]] = {}
         self._functions: dict[tuple[str, Ctx, frozenset[tuple[str, str]]], Ctx | None] = {}
-        self._param_classes: dict[tuple[str, str, str, frozenset[tuple[str, str]]],
-                                  Ctx | None] = {}
         #: The scopes of the pipeline being classified: a function's callers inside it are
         #: preferred to the others (a helper shared by several entries gets each entry's own).
         self.reach: frozenset[tuple[str, str]] = frozenset()
@@ -119,17 +118,22 @@ class ProjectIndex:
         self.module_path = lru_cache(maxsize=None)(self._module_path)
         self.receivers = lru_cache(maxsize=None)(self._receivers)
         self.global_writers = lru_cache(maxsize=None)(self._global_writers)
+        self.skipped = lru_cache(maxsize=None)(self._skipped)
         # The library view of ``dpcheck history`` (pipelines/library.py) has no facts.
         facts = getattr(project, "facts", None)
         self._bundled = tuple(f"{f}/" for f in facts.bundled_folders()) if facts else ()
 
-    def skipped(self, path: str) -> bool:
+    def _skipped(self, path: str) -> bool:
         """Whether ``path`` is a test, a vendored copy or a DP library bundled in the project:
         never an entry point, and its calls never feed a user pipeline."""
         return bool(SKIPPED.search(path)) or path.startswith(self._bundled)
 
-    def summary(self, path: str) -> Summary | None:
-        return self.project.summary(path)
+    def summary(self, path: str) -> ModuleSummary | None:
+        """The typed view of a project file's summary (None if it has none); built once."""
+        if path not in self._views:
+            stored = self.project.summary(path)
+            self._views[path] = module_view(stored) if stored is not None else None
+        return self._views[path]
 
     def scope(self, ctx: Ctx) -> dict[str, Any] | None:
         summary = self.summary(ctx.path)
@@ -190,30 +194,9 @@ class ProjectIndex:
 
     # -- modules ----------------------------------------------------------------------------
     def _module_path(self, importer: str, dotted: str) -> tuple[str, str] | None:
-        """The project file a dotted import target lives in, and the remaining attribute path.
-        An absolute import is looked up beside the importer, then in each folder above it (a
-        sub-project's root is on its own ``sys.path``)."""
-        level = len(dotted) - len(dotted.lstrip("."))
-        parts = dotted.lstrip(".").split(".") if dotted.strip(".") else []
-        bases: list[str] = []
-        here = posixpath.dirname(importer)
-        if level:
-            for _ in range(level - 1):
-                here = posixpath.dirname(here)
-            bases = [here]
-        else:
-            bases = [here]
-            while here:
-                here = posixpath.dirname(here)
-                bases.append(here)
-        for base in bases:
-            for cut in range(len(parts), 0, -1):
-                stem = posixpath.join(base, *parts[:cut]) if base else posixpath.join(*parts[:cut])
-                rest = ".".join(parts[cut:])
-                for candidate in (f"{stem}.py", f"{stem}/__init__.py"):
-                    if candidate in self._paths:
-                        return candidate, rest
-        return None
+        """The project file a dotted import target lives in, and the remaining attribute path
+        (``dpcheck.sites.modules.resolve_module``)."""
+        return resolve_module(importer, dotted, self._paths)
 
     # -- names ------------------------------------------------------------------------------
     def bind(self, name: str, ctx: Ctx, depth: int = 0) -> Binding | None:
@@ -381,24 +364,13 @@ class ProjectIndex:
 
     def _param_attribute(self, param: Binding, attr: str) -> Binding | None:
         """``args.x`` where ``args`` is a parameter: follow the single argument the callers pass
-        (a name, or a project function returning ``parse_args()``). A function that passes the
-        parameter to itself (recursion), or a chain of callers deeper than ``MAX_CHAIN``,
-        decides nothing."""
-        key = (param.ctx.path, param.ctx.scope, param.name, attr)
-        if key in self._open_attributes or len(self._open_attributes) >= MAX_CHAIN:
-            return None
-        self._open_attributes.add(key)
-        try:
-            return self._passed_attribute(param, attr)
-        finally:
-            self._open_attributes.discard(key)
+        (a name, or a project function returning ``parse_args()``)."""
+        key = ("param-attribute", param.ctx.path, param.ctx.scope, param.name, attr, self.reach)
+        return self.questions.ask(key, lambda: self._passed_attribute(param, attr), None)
 
     def _passed_attribute(self, param: Binding, attr: str) -> Binding | None:
         found: list[Binding | None] = []
         for where, arg in self.arguments(param):
-            if arg == ["r", param.name] and where.scope == param.ctx.scope \
-                    and where.path == param.ctx.path:
-                continue  # the function passing its own parameter on to itself adds nothing
             if arg[0] == "r":
                 found.append(self.attribute(f"{arg[1]}.{attr}", where))
             elif arg[0] == "call":
@@ -409,14 +381,19 @@ class ProjectIndex:
 
     def arguments(self, param: Binding) -> list[tuple[Ctx, IR]]:
         """What the callers of a parameter's function pass for it, with where they pass it
-        (only the callers inside ``reach`` when there are any)."""
+        (only the callers inside ``reach`` when there are any). A function passing its own
+        parameter on to itself unchanged (recursion) adds no value the parameter could not
+        already hold, so that argument is left out."""
         scope = self.scope(param.ctx)
         names = [p[0] for p in scope["params"]] if scope else []
+        itself = ["r", param.name]
         passed: list[tuple[Ctx, IR]] = []
         for where, call in self.call_sites(param.ctx):
             if self.skipped(where.path) and not self.skipped(param.ctx.path):
                 continue
             arg = argument(call, names, param.name)
+            if arg == itself and (where.path, where.scope) == (param.ctx.path, param.ctx.scope):
+                continue
             if arg is not None and not self._undeclared_option(arg, where):
                 passed.append((where, arg))
         return self.in_reach(passed)
@@ -648,35 +625,25 @@ class ProjectIndex:
     def instance_class(self, name: str, ctx: Ctx, depth: int = 0) -> Ctx | None:
         """The project class of the object ``name`` holds: built by calling the class (or a
         name a class factory returned), returned by a project function, or passed in by the
-        callers of the enclosing function (all agreeing). None when not decided. Answers are
-        kept per pipeline reach; one that is asked again while it is being found (a cycle), and
-        one asked more than ``MAX_CHAIN`` questions deep (callers of callers of ... in a large
-        tree), are None, which only ever leaves a class undecided."""
-        key = (name, ctx, self.reach)
-        if key not in self._instances:
-            self._instances[key] = None
-            if self._open_questions < MAX_CHAIN:
-                self._open_questions += 1
-                try:
-                    self._instances[key] = self._instance_class(name, ctx, depth)
-                finally:
-                    self._open_questions -= 1
-        return self._instances[key]
+        callers of the enclosing function (all agreeing). None when not decided."""
+        key = ("instance-class", name, ctx, self.reach)
+        return self.questions.ask(key, lambda: self._instance_class(name, ctx, depth), None)
 
     def _instance_class(self, name: str, ctx: Ctx, depth: int) -> Ctx | None:
         binding = self.bind(name, ctx) if depth <= MAX_CHAIN else None
         if binding is None:
             return None
         if binding.kind == "param" and binding.ir is None:
-            key = (binding.ctx.path, binding.ctx.scope, binding.name, self.reach)
-            if key not in self._param_classes:
-                self._param_classes[key] = None  # a recursive chain of callers decides nothing
-                found = {self.instance_class(arg[1], where, depth + 1) if arg[0] == "r" else None
-                         for where, arg in self.arguments(binding)}
-                self._param_classes[key] = found.pop() if len(found) == 1 else None
-            return self._param_classes[key]
+            key = ("param-class", binding.ctx.path, binding.ctx.scope, binding.name, self.reach)
+            return self.questions.ask(key, lambda: self._passed_class(binding, depth), None)
         assigned = binding.assigned()
         return self._made_class(*assigned, depth + 1) if assigned is not None else None
+
+    def _passed_class(self, param: Binding, depth: int) -> Ctx | None:
+        """The class of the objects every caller passes for a parameter, if they agree."""
+        found = {self.instance_class(arg[1], where, depth + 1) if arg[0] == "r" else None
+                 for where, arg in self.arguments(param)}
+        return found.pop() if len(found) == 1 else None
 
     def _made_class(self, value: IR, ctx: Ctx, depth: int) -> Ctx | None:
         """The project class of the object an expression evaluates to (see ``instance_class``)."""
@@ -693,15 +660,14 @@ class ProjectIndex:
 
     def _returned_class(self, function: Ctx, depth: int) -> Ctx | None:
         """The project class of the objects a project function returns, if all its returns
-        agree; kept per function and pipeline reach (chains of helpers returning helpers'
-        results would otherwise be re-walked once per path through them)."""
-        key = (Ctx(function.path, function.scope), self.reach)
-        if key not in self._returned_classes:
-            self._returned_classes[key] = None  # a function returning itself decides nothing
-            found = {self._made_class(returned, where, depth)
-                     for returned, where in self.returns(function)}
-            self._returned_classes[key] = found.pop() if len(found) == 1 else None
-        return self._returned_classes[key]
+        agree."""
+        key = ("returned-class", function.path, function.scope, self.reach)
+        return self.questions.ask(key, lambda: self._agreed_class(function, depth), None)
+
+    def _agreed_class(self, function: Ctx, depth: int) -> Ctx | None:
+        found = {self._made_class(returned, where, depth)
+                 for returned, where in self.returns(function)}
+        return found.pop() if len(found) == 1 else None
 
     def if_test(self, ctx: Ctx, line: int) -> IR | None:
         """The test of the ``if`` statement at ``line`` of the scope of ``ctx``."""

@@ -19,6 +19,7 @@ from typing import Any
 
 from dpcheck.model import ParamValue, Span
 from dpcheck.pipelines.index import Binding, Ctx, ProjectIndex, argument
+from dpcheck.pipelines.questions import frozen
 from dpcheck.sites.ir import IR, callee_name, dict_item, tail_name
 
 Number = int | float
@@ -141,15 +142,19 @@ class Evaluator:
             return self.value(ir[4], Ctx(ir[1], ir[2], ir[3]), depth + 1)
         return None
 
-    def literal(self, ir: IR | None, ctx: Ctx, depth: int = 0) -> Literal | None:
+    def literal(self, ir: IR | None, ctx: Ctx) -> Literal | None:
         """The constant ``ir`` holds under the default configuration: a literal, or a name bound
         to one (an option default, a constant, a local never updated in place, a parameter every
         caller passes the same constant for, else its default). None when not decided."""
-        if ir is None or depth > 16:
+        if ir is None:
             return None
         if ir[0] in ("s", "n", "c"):
             return Literal(ir[1], ctx.path, ctx.line)
-        if ir[0] == "u" and ir[1] == "-" and (inner := self.literal(ir[2], ctx, depth + 1)):
+        return self.index.questions.ask(("literal", frozen(ir), ctx, self.index.reach),
+                                        lambda: self._literal(ir, ctx), None)
+
+    def _literal(self, ir: IR, ctx: Ctx) -> Literal | None:
+        if ir[0] == "u" and ir[1] == "-" and (inner := self.literal(ir[2], ctx)):
             number = inner.value
             return replace(inner, value=-number) if isinstance(number, (int, float)) else None
         binding = self.index.attribute(ir[1], ctx) if ir[0] == "r" else \
@@ -158,25 +163,22 @@ class Evaluator:
         if binding is None or binding.ir is None and binding.kind != "param":
             return None
         if binding.kind == "param":
-            passed = {self.literal(arg, where, depth + 1)
-                      for where, arg in self.index.arguments(binding)}
+            passed = {self.literal(arg, where) for where, arg in self.index.arguments(binding)}
             values = {(type(p.value), p.value) if p else None for p in passed}
             if passed:
                 return passed.pop() if len(values) == 1 and None not in values else None
-            return self.literal(binding.ir, binding.ctx, depth + 1)
+            return self.literal(binding.ir, binding.ctx)
         if binding.kind not in ("assign", "option") or binding.index \
                 or (binding.kind == "assign" and self.index.mutated(binding)):
             return None
-        return self.literal(binding.ir, replace(binding.ctx, line=binding.line), depth + 1)
+        return self.literal(binding.ir, replace(binding.ctx, line=binding.line))
 
-    def truth(self, test: IR, ctx: Ctx, depth: int = 0) -> bool | None:
+    def truth(self, test: IR, ctx: Ctx) -> bool | None:
         """Whether an ``if`` test holds under the default configuration (comparisons of
         constants, ``not``, ``and``/``or`` and truthiness of a constant); None when not decided."""
-        if depth > 16:
-            return None
         if test[0] == "cmp" and test[1] in _COMPARISONS:
-            left = self.literal(test[2], ctx, depth + 1)
-            right = self.literal(test[3], ctx, depth + 1)
+            left = self.literal(test[2], ctx)
+            right = self.literal(test[3], ctx)
             if left is None or right is None:
                 return None
             try:
@@ -184,16 +186,16 @@ class Evaluator:
             except TypeError:
                 return None
         if test[0] == "u" and test[1] == "not":
-            inner = self.truth(test[2], ctx, depth + 1)
+            inner = self.truth(test[2], ctx)
             return None if inner is None else not inner
         if test[0] == "?" and test[1] in ("and", "or"):
-            parts = [self.truth(part, ctx, depth + 1) for part in test[2:]]
+            parts = [self.truth(part, ctx) for part in test[2:]]
             decisive = test[1] == "or"
             if decisive in parts:
                 return decisive
             return None if None in parts else not decisive
         if test[0] in ("s", "n", "c", "r", "u"):
-            found = self.literal(test, ctx, depth + 1)
+            found = self.literal(test, ctx)
             return bool(found.value) if found is not None else None
         return None
 
@@ -221,6 +223,11 @@ class Evaluator:
         return result
 
     def _param(self, binding: Binding, depth: int) -> Value | None:
+        key = ("param-value", binding.ctx.path, binding.ctx.scope, binding.name, self.index.reach)
+        return self.index.questions.ask(key, lambda: self._passed(binding, depth), None)
+
+    def _passed(self, binding: Binding, depth: int) -> Value | None:
+        """What every caller passes for a parameter, if they agree; else its default."""
         passed = [self.value(arg, where, depth + 1)
                   for where, arg in self.index.arguments(binding)]
         if passed:
@@ -260,7 +267,7 @@ class Evaluator:
             assigned = binding.assigned() if binding is not None else None
         else:
             assigned = self._item(base, ctx, depth + 1)
-        key = self.literal(ir[2], ctx, depth + 1) if assigned is not None else None
+        key = self.literal(ir[2], ctx) if assigned is not None else None
         if assigned is None or key is None:
             return None
         container, where = assigned
@@ -388,8 +395,15 @@ class Evaluator:
         """The number of examples of item ``index`` of what the project function ``call``
         calls returns, when every return agrees."""
         function = self.index.function(callee_name(call) or "", ctx)
+        if function is None:
+            return None
+        key = ("returned-size", function, index, self.index.reach)
+        return self.index.questions.ask(key, lambda: self._agreed_size(function, index, depth),
+                                        None)
+
+    def _agreed_size(self, function: Ctx, index: tuple[int, ...], depth: int) -> Value | None:
         sizes = [self._element_size(returned, index, where, depth + 1)
-                 for returned, where in self.index.returns(function)] if function else []
+                 for returned, where in self.index.returns(function)]
         numbers = {size.value if size is not None else None for size in sizes}
         return sizes[0] if len(numbers) == 1 and None not in numbers else None
 

@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Literal
 
 import numpy as np
-from scipy.special import gammaln, log_ndtr, logsumexp
+from scipy.special import gammaln, log_ndtr
 
 from dpcheck.errors import ParameterError
 from dpcheck.privacy._numerics import (
@@ -54,7 +55,7 @@ def _log_a_integer(q: float, sigma: float, order: int) -> float:
     log_binom = gammaln(order + 1) - gammaln(i + 1) - gammaln(order - i + 1)
     log_rest = (order - i) * math.log1p(-q) if q < 1.0 else np.where(i == order, 0.0, -np.inf)
     terms = log_binom + i * math.log(q) + log_rest + (i * i - i) / (2.0 * sigma**2)
-    return float(logsumexp(terms))
+    return _logsumexp(terms)
 
 
 def _log_a_fractional(q: float, sigma: float, order: float) -> float:
@@ -63,9 +64,27 @@ def _log_a_fractional(q: float, sigma: float, order: float) -> float:
                   + q^(a-i) (1-q)^i e^{(j^2-j)/2s^2} Phi((j - z0)/s)], j = a - i,
     split at z0 = s^2 log(1/q - 1) + 1/2, summed term by term up to the first index where both
     terms are below e^-30. The coefficients C(a, i) change sign past i = a, so positive and
-    negative terms are accumulated apart in log space (evaluated in vectorised chunks)."""
+    negative terms are accumulated apart in log space. The terms are evaluated in growing
+    vectorised blocks (most series end within the first): the first index below the cutoff is
+    the same whichever block finds it."""
+    for size in _BLOCKS:
+        terms = _fractional_terms(q, sigma, order, size)
+        if terms is not None:
+            return _signed_logsumexp(order, *terms)
+    return math.inf
+
+
+#: Sizes of the blocks of terms ``_log_a_fractional`` evaluates, up to ``_MAX_TERMS``.
+_BLOCKS = (128, 2048, _MAX_TERMS)
+
+
+def _fractional_terms(
+    q: float, sigma: float, order: float, size: int
+) -> tuple[FloatArray, FloatArray] | None:
+    """The log terms (both halves) of the fractional series up to its end, if the series ends
+    within the first ``size`` terms; else None."""
     z0 = sigma**2 * math.log(1.0 / q - 1.0) + 0.5
-    i = np.arange(_MAX_TERMS, dtype=np.float64)
+    i = np.arange(size, dtype=np.float64)
     j = order - i
     log_coef = gammaln(order + 1) - gammaln(i + 1) - gammaln(j + 1)
     log_s0 = (
@@ -78,21 +97,40 @@ def _log_a_fractional(q: float, sigma: float, order: float) -> float:
     )
     below = np.flatnonzero(np.maximum(log_s0, log_s1) < _SERIES_CUTOFF)
     if below.size == 0:
-        return math.inf
+        return None
     n = int(below[0]) + 1
-    # C(a, i) has one negative factor (a - k) for every k < i with k > a.
-    negative = (np.maximum(i[:n] - math.floor(order) - 1, 0) % 2) == 1
-    terms = np.concatenate([log_s0[:n], log_s1[:n]])
+    return log_s0[:n], log_s1[:n]
+
+
+def _signed_logsumexp(order: float, log_s0: FloatArray, log_s1: FloatArray) -> float:
+    """log of the series' sum; C(a, i) has one negative factor (a - k) for every k < i with
+    k > a."""
+    i = np.arange(log_s0.size, dtype=np.float64)
+    negative = (np.maximum(i - math.floor(order) - 1, 0) % 2) == 1
+    terms = np.concatenate([log_s0, log_s1])
     signs = np.concatenate([negative, negative])
-    total_pos = float(logsumexp(terms[~signs]))
+    total_pos = _logsumexp(terms[~signs])
     if not np.any(signs):
         return total_pos
-    total_neg = float(logsumexp(terms[signs]))
+    total_neg = _logsumexp(terms[signs])
     return total_pos + math.log(-math.expm1(total_neg - total_pos))
 
 
+def _logsumexp(terms: FloatArray) -> float:
+    """log(sum(exp(terms))) of a 1-D array, stable (-inf for no terms or all -inf): scipy's
+    general ``logsumexp`` costs far more per call on the short arrays met here."""
+    if terms.size == 0:
+        return -math.inf
+    top = float(np.max(terms))
+    if not math.isfinite(top):
+        return top
+    return top + math.log(float(np.sum(np.exp(terms - top))))
+
+
+@lru_cache(maxsize=16384)
 def per_step_rdp(q: float, sigma: float, order: float) -> float:
-    """RDP of one step of SGM (remove pair) at ``order`` > 1."""
+    """RDP of one step of SGM (remove pair) at ``order`` > 1 (kept per arguments: a sigma
+    search or a scan's bounds ask the same orders again and again)."""
     if order <= 1:
         raise ParameterError(f"RDP order must be > 1, got {order!r}")
     if q == 1.0:

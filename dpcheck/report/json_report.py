@@ -13,8 +13,10 @@ Shape (``ScanResult.to_json``; keys in this order)::
         "params": {"<name>": PARAM, ...},          # names sorted
         "evidence": [EVIDENCE, ...],
         "library": str | null,                     # the pin as written ("opacus==1.4.0")
-        "release": str | null                      # the release that classified it ("1.4.0",
-      }],                                          #   "1.0.0-1.6.0" when dated by the API)
+        "release": str | null,                     # the release that classified it ("1.4.0",
+                                                   #   "1.0.0-1.6.0" when dated by the API)
+        "incomplete": str | null                   # why the analysis stopped early (budget)
+      }],
       "findings": [{
         "rule": "DPxxx", "severity": "error" | "warning" | "info",
         "path": str, "line": int, "column": int, "end_line": int | null, "end_column": int | null,

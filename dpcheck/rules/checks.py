@@ -134,8 +134,14 @@ def dp105(pipeline: Pipeline, project: Project) -> Iterator[tuple[str, Span, str
 
 
 def dp106(pipeline: Pipeline, project: Project) -> Iterator[tuple[str, Span, str]]:
-    """An SGM-accounted pipeline whose update rule or sampling could not be decided. Only
-    evaluated when no other rule fired on the pipeline: those already say what is wrong."""
+    """An SGM-accounted pipeline whose update rule or sampling could not be decided, or any
+    pipeline whose analysis stopped before it was complete. Only evaluated when no other rule
+    fired on the pipeline: those already say what is wrong."""
+    if pipeline.incomplete is not None:
+        yield "DP106", _anchor(pipeline, "update") or Span(pipeline.path, pipeline.line), (
+            f"dpcheck could not finish analysing this pipeline: {pipeline.incomplete}; what it "
+            "reports about the pipeline holds, the rest is unverified")
+        return
     undecided = [part for part, kind in (("update rule", pipeline.mechanism),
                                          ("sampling", pipeline.sampling)) if kind == "unknown"]
     library_accounts = (pipeline.library or "").startswith("opacus")

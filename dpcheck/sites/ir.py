@@ -33,6 +33,26 @@ import ast
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from dpcheck.sites.nodes import (
+    Attr,
+    BinOp,
+    Call,
+    Compare,
+    Comp,
+    Const,
+    DictDisplay,
+    Name,
+    Node,
+    Num,
+    Opaque,
+    Seq,
+    Slice,
+    Str,
+    Subscript,
+    UnaryOp,
+    walk,
+)
+
 IR = list[Any]
 Position = list[int]
 MAX_DEPTH = 12
@@ -103,29 +123,29 @@ class Encoder:
     def encode(self, node: ast.AST | None, depth: int = 0) -> IR:
         """The IR of ``node`` (``["c", None]`` for a missing expression)."""
         if node is None:
-            return ["c", None]
+            return Const(["c", None])
         if depth > MAX_DEPTH:
-            return ["?", "deep"]
+            return Opaque(["?", "deep"])
         name = dotted(node)
         if name is not None:
-            return ["r", name]
+            return Name(["r", name])
         handler = _HANDLERS.get(type(node))
         if handler is None:
-            return ["?", type(node).__name__]
+            return Opaque(["?", type(node).__name__])
         return handler(self, node, depth + 1)
 
     def _constant(self, node: ast.Constant, depth: int) -> IR:
         value = node.value
         if value is None or isinstance(value, bool):
-            return ["c", value]
+            return Const(["c", value])
         if isinstance(value, (int, float)):
-            return ["n", value]
+            return Num(["n", value])
         if isinstance(value, str):
-            return ["s", value]
-        return ["?", type(value).__name__]
+            return Str(["s", value])
+        return Opaque(["?", type(value).__name__])
 
     def _call(self, node: ast.Call, depth: int) -> IR:
-        args = [["?", "star"] if isinstance(a, ast.Starred) else self.encode(a, depth)
+        args = [Opaque(["?", "star"]) if isinstance(a, ast.Starred) else self.encode(a, depth)
                 for a in node.args]
         kwargs: dict[str, IR] = {}
         lines: dict[str, int] = {}
@@ -134,57 +154,59 @@ class Encoder:
             kwargs[key] = self.encode(keyword.value, depth)
             lines[key] = keyword.lineno
         callee = self.encode(node.func, depth)
-        ir: IR = ["call", callee, args, kwargs, self._source.position(node), lines]
+        ir = Call(["call", callee, args, kwargs, self._source.position(node), lines])
         self._on_call(callee[1] if callee[0] == "r" else None, ir)
         return ir
 
     def _attribute(self, node: ast.Attribute, depth: int) -> IR:
-        return ["a", self.encode(node.value, depth), node.attr]
+        return Attr(["a", self.encode(node.value, depth), node.attr])
 
     def _binop(self, node: ast.BinOp, depth: int) -> IR:
         op = BINOPS.get(type(node.op), "?")
-        return ["b", op, self.encode(node.left, depth), self.encode(node.right, depth)]
+        return BinOp(["b", op, self.encode(node.left, depth), self.encode(node.right, depth)])
 
     def _unary(self, node: ast.UnaryOp, depth: int) -> IR:
-        return ["u", _UNARY.get(type(node.op), "?"), self.encode(node.operand, depth)]
+        return UnaryOp(["u", _UNARY.get(type(node.op), "?"), self.encode(node.operand, depth)])
 
     def _compare(self, node: ast.Compare, depth: int) -> IR:
         op = _COMPARE.get(type(node.ops[0]), "?")
-        return ["cmp", op, self.encode(node.left, depth), self.encode(node.comparators[0], depth)]
+        return Compare(["cmp", op, self.encode(node.left, depth),
+                        self.encode(node.comparators[0], depth)])
 
     def _subscript(self, node: ast.Subscript, depth: int) -> IR:
         key = node.slice
         if isinstance(key, ast.Slice):
-            index = ["slice", self.encode(key.lower, depth), self.encode(key.upper, depth),
-                     self.encode(key.step, depth)]
+            index: Node = Slice(["slice", self.encode(key.lower, depth),
+                                 self.encode(key.upper, depth), self.encode(key.step, depth)])
         else:
-            index = ["slice"] if isinstance(key, ast.Tuple) else self.encode(key, depth)
-        return ["i", self.encode(node.value, depth), index]
+            index = Slice(["slice"]) if isinstance(key, ast.Tuple) else self.encode(key, depth)
+        return Subscript(["i", self.encode(node.value, depth), index])
 
     def _sequence(self, node: ast.Tuple | ast.List | ast.Set, depth: int) -> IR:
-        return ["t", [self.encode(e.value if isinstance(e, ast.Starred) else e, depth)
-                      for e in node.elts]]
+        return Seq(["t", [self.encode(e.value if isinstance(e, ast.Starred) else e, depth)
+                          for e in node.elts]])
 
     def _dict(self, node: ast.Dict, depth: int) -> IR:
-        return ["d", [[self.encode(k, depth), self.encode(v, depth)]
-                      for k, v in zip(node.keys, node.values) if k is not None]]
+        return DictDisplay(["d", [[self.encode(k, depth), self.encode(v, depth)]
+                                  for k, v in zip(node.keys, node.values) if k is not None]])
 
     def _ifexp(self, node: ast.IfExp, depth: int) -> IR:
-        return ["?", "ifexp", self.encode(node.body, depth), self.encode(node.orelse, depth)]
+        return Opaque(["?", "ifexp", self.encode(node.body, depth),
+                       self.encode(node.orelse, depth)])
 
     def _boolop(self, node: ast.BoolOp, depth: int) -> IR:
         kind = "and" if isinstance(node.op, ast.And) else "or"
-        return ["?", kind, *(self.encode(v, depth) for v in node.values)]
+        return Opaque(["?", kind, *(self.encode(v, depth) for v in node.values)])
 
     def _fstring(self, node: ast.JoinedStr, depth: int) -> IR:
-        return ["?", "fstring", *(self.encode(v.value, depth) for v in node.values
-                                  if isinstance(v, ast.FormattedValue))]
+        return Opaque(["?", "fstring", *(self.encode(v.value, depth) for v in node.values
+                                         if isinstance(v, ast.FormattedValue))])
 
     def _wrapped(self, node: ast.Yield | ast.YieldFrom | ast.Await, depth: int) -> IR:
-        return ["?", type(node).__name__.lower(), self.encode(node.value, depth)]
+        return Opaque(["?", type(node).__name__.lower(), self.encode(node.value, depth)])
 
     def _lambda(self, node: ast.Lambda, depth: int) -> IR:
-        return ["?", "lambda", self.encode(node.body, depth)]
+        return Opaque(["?", "lambda", self.encode(node.body, depth)])
 
     def _comprehension(
         self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp, depth: int
@@ -193,7 +215,8 @@ class Encoder:
         targets = [name for g in node.generators for name in target_names(g.target)]
         iters = [self.encode(g.iter, depth) for g in node.generators]
         conditions = [self.encode(test, depth) for g in node.generators for test in g.ifs]
-        return ["comp", self.encode(element, depth), targets, iters, bool(conditions), conditions]
+        return Comp(["comp", self.encode(element, depth), targets, iters, bool(conditions),
+                     conditions])
 
 
 def target_names(node: ast.AST) -> list[str]:
@@ -230,40 +253,6 @@ _HANDLERS: dict[type[ast.AST], Callable[[Encoder, Any, int], IR]] = {
     ast.GeneratorExp: Encoder._comprehension,
     ast.DictComp: Encoder._comprehension,
 }
-
-
-def walk(ir: Any) -> Iterator[IR]:
-    """Every IR node inside ``ir`` (pre-order), including ``ir`` itself."""
-    stack = [ir]
-    while stack:
-        node = stack.pop()
-        if not isinstance(node, list) or not node or not isinstance(node[0], str):
-            continue
-        yield node
-        tag = node[0]
-        if tag == "call":
-            stack.extend(reversed(node[2]))
-            stack.extend(node[3].values())
-            stack.append(node[1])
-        elif tag in ("b", "cmp"):
-            stack.extend((node[3], node[2]))
-        elif tag == "u":
-            stack.append(node[2])
-        elif tag == "a":
-            stack.append(node[1])
-        elif tag == "i":
-            stack.extend((node[2], node[1]))
-        elif tag == "t":
-            stack.extend(reversed(node[1]))
-        elif tag == "d":
-            for key, value in node[1]:
-                stack.extend((value, key))
-        elif tag == "comp":
-            stack.extend(reversed(node[5]))
-            stack.extend(reversed(node[3]))
-            stack.append(node[1])
-        elif tag == "?" and len(node) > 2:
-            stack.extend(node[2:])
 
 
 def dict_item(container: IR, key: object) -> IR | None:
