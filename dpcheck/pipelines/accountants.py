@@ -12,8 +12,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from dpcheck.model import Span
-from dpcheck.pipelines.index import Ctx, ProjectIndex
+from dpcheck.pipelines.index import ProjectIndex
 from dpcheck.pipelines.opacus_usage import is_opacus_engine
+from dpcheck.pipelines.scope import Ctx
 from dpcheck.sites.ir import IR, callee_name, tail_name, walk
 
 POISSON = "SGM+poisson"

@@ -29,7 +29,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from dpcheck.model import Evidence, ParamValue, Span
-from dpcheck.pipelines.index import Ctx, ProjectIndex
+from dpcheck.pipelines.index import ProjectIndex
+from dpcheck.pipelines.scope import Ctx
 from dpcheck.pipelines.values import Evaluator
 from dpcheck.sites.ir import IR, callee_name, tail_name, walk
 

@@ -22,8 +22,12 @@ from typing import Any
 from dpcheck.model import NO_ACCOUNTANT, Accountant, Evidence, Pipeline, Span, Undecided
 from dpcheck.pipelines.accountants import AccountantCall, AccountantFinder
 from dpcheck.pipelines.engine_patch import patched_callees
-from dpcheck.pipelines.handwritten import NOISE_TAILS, HandwrittenAnalyzer, HandwrittenUpdate
-from dpcheck.pipelines.index import Ctx, ProjectIndex
+from dpcheck.pipelines.handwritten import (
+    NOISE_TAILS,
+    HandwrittenAnalyzer,
+    HandwrittenUpdate,
+)
+from dpcheck.pipelines.index import ProjectIndex
 from dpcheck.pipelines.opacus_usage import (
     ENTRY_CALLS,
     OpacusUsage,
@@ -34,6 +38,7 @@ from dpcheck.pipelines.opacus_usage import (
 from dpcheck.pipelines.params import ParamCollector
 from dpcheck.pipelines.questions import PIPELINE_BUDGET
 from dpcheck.pipelines.sampling import SamplingAnalyzer
+from dpcheck.pipelines.scope import Ctx, PipelineScope
 from dpcheck.pipelines.tf_privacy import find_optimizer
 from dpcheck.pipelines.tf_privacy import normalization as tf_normalization
 from dpcheck.pipelines.values import Evaluator
@@ -222,7 +227,6 @@ class PipelineBuilder:
         """The scopes ``entry`` reaches through project calls, leaving out the calls in a
         dispatch arm the default configuration skips (an entry that dispatches to several
         training methods runs the one its option defaults select)."""
-        self.index.reach = frozenset()
         seen = {entry}
         order = [entry]
         queue = deque([entry])
@@ -274,30 +278,29 @@ class PipelineBuilder:
 
     # -- classification -----------------------------------------------------------------------
     def _pipeline(self, entry: str, ctx: Ctx, scopes: list[Ctx]) -> Pipeline | None:
-        self.index.skipped_arms = self._skipped_arms(scopes)
-        self.index.reach = frozenset((c.path, c.scope) for c in scopes)
-        try:
-            return self._classified(entry, ctx, scopes)
-        finally:
-            self.index.reach = frozenset()
-            self.index.skipped_arms = frozenset()
+        """The pipeline of an entry, classified on the index seen from its scope."""
+        scope = PipelineScope(frozenset((c.path, c.scope) for c in scopes),
+                              self._skipped_arms(scopes))
+        return self._classified(entry, ctx, scopes, self.index.within(scope))
 
-    def _classified(self, entry: str, ctx: Ctx, scopes: list[Ctx]) -> Pipeline | None:
-        usage = find_usage(self.index, scopes)
-        update = self.handwritten.analyze(scopes) if usage is None else None
-        optimizer = find_optimizer(self.index, scopes) if usage is None else None
+    def _classified(self, entry: str, ctx: Ctx, scopes: list[Ctx],
+                    index: ProjectIndex) -> Pipeline | None:
+        handwritten = HandwrittenAnalyzer(index)
+        usage = find_usage(index, scopes)
+        update = handwritten.analyze(scopes) if usage is None else None
+        optimizer = find_optimizer(index, scopes) if usage is None else None
         if usage is not None:
             analysis = self._opacus(usage, ctx.path)
         elif update is not None and update.is_dp_sgd:
             analysis = self._handwritten(update)
-            analysis.evidence[:0] = self.handwritten.hand_over(update)
+            analysis.evidence[:0] = handwritten.hand_over(update)
         elif optimizer is not None:
-            analysis = self._tf_privacy(*optimizer)
+            analysis = self._tf_privacy(index, *optimizer)
         else:
             return None
-        sampling = SamplingAnalyzer(self.index, analysis.poisson_default).analyze(scopes)
-        accountants = AccountantFinder(self.index, analysis.default_accountant).find(scopes)
-        params = ParamCollector(self.index, self.project.overrides)
+        sampling = SamplingAnalyzer(index, analysis.poisson_default).analyze(scopes)
+        accountants = AccountantFinder(index, analysis.default_accountant).find(scopes)
+        params = ParamCollector(index, self.project.overrides)
         values = params.collect(usage, update, sampling, accountants, scopes, optimizer)
         accountant = self._accountant(accountants, params)
         evidence = [*self._dispatch_evidence(), *sampling.evidence, *analysis.evidence]
@@ -321,7 +324,7 @@ class PipelineBuilder:
                 f"{': ' + sampling.note if sampling.note else ''}")
             undecided = Undecided(analysis.anchor or Span(ctx.path, 1), why)
             evidence.append(Evidence("update", undecided.span, f"mechanism unknown: {why}"))
-        scope = self.index.scope(ctx)
+        scope = index.scope(ctx)
         line = scope["line"] if scope else 1
         if analysis.anchor is not None and analysis.anchor.path == ctx.path:
             line = analysis.anchor.line
@@ -366,8 +369,8 @@ class PipelineBuilder:
                 return [Evidence("noise", Span(ctx.path, line), "noise_multiplier given to Opacus")]
         return []
 
-    def _tf_privacy(self, ctx: Ctx, call: IR) -> _Analysis:
-        norm, why = tf_normalization(self.index, ctx, call)
+    def _tf_privacy(self, index: ProjectIndex, ctx: Ctx, call: IR) -> _Analysis:
+        norm, why = tf_normalization(index, ctx, call)
         span = Span(ctx.path, *call[4])
         line = call[5].get("noise_multiplier") if len(call) > 5 else None
         evidence = [Evidence("update", span, f"TF-Privacy DP optimizer: {why}")]

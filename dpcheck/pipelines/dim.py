@@ -17,8 +17,9 @@ from functools import lru_cache
 from importlib import resources
 
 from dpcheck.model import ParamValue, Span
-from dpcheck.pipelines.index import Ctx, ProjectIndex
+from dpcheck.pipelines.index import ProjectIndex
 from dpcheck.pipelines.keras_dim import keras_sequential_size
+from dpcheck.pipelines.scope import Ctx
 from dpcheck.pipelines.values import Evaluator
 from dpcheck.sites.ir import IR, callee_name, tail_name
 

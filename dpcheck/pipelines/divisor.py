@@ -20,7 +20,9 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any
 
-from dpcheck.pipelines.index import Binding, Ctx, ProjectIndex
+from dpcheck.pipelines.binding import Binding
+from dpcheck.pipelines.index import ProjectIndex
+from dpcheck.pipelines.scope import Ctx
 from dpcheck.pipelines.values import Evaluator, known_dataset
 from dpcheck.sites.ir import IR, callee_name, tail_name, walk
 

@@ -21,7 +21,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from dpcheck.pipelines.index import Ctx, ProjectIndex
+from dpcheck.pipelines.index import ProjectIndex
+from dpcheck.pipelines.scope import Ctx
 from dpcheck.sites.ir import IR, callee_name, tail_name, walk
 
 #: Calls binding a function to an object as a method (``types.MethodType(fn, obj)``).

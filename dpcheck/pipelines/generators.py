@@ -16,7 +16,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from dpcheck.model import Span
-from dpcheck.pipelines.index import Ctx, ProjectIndex, argument
+from dpcheck.pipelines.calls import argument
+from dpcheck.pipelines.index import ProjectIndex
+from dpcheck.pipelines.scope import Ctx
 from dpcheck.sites.ir import IR, callee_name
 
 #: The IR kinds of a ``yield`` expression statement (``yield from`` delegates: undecided).

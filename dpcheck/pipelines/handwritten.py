@@ -21,8 +21,10 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from dpcheck.model import Evidence, Span
+from dpcheck.pipelines.binding import Binding
 from dpcheck.pipelines.divisor import Dep, DivisorClassifier
-from dpcheck.pipelines.index import Binding, Ctx, ProjectIndex
+from dpcheck.pipelines.index import ProjectIndex
+from dpcheck.pipelines.scope import Ctx
 from dpcheck.sites.ir import IR, callee_name, tail_name, walk
 
 #: Gaussian draws: torch, numpy (``rng.normal``), JAX, TF (``tf.random.normal``, the seeded

@@ -23,7 +23,9 @@ from dataclasses import replace
 from typing import Any
 
 from dpcheck.model import Evidence, Span
-from dpcheck.pipelines.index import Binding, Ctx, ProjectIndex, argument
+from dpcheck.pipelines.calls import argument
+from dpcheck.pipelines.index import ProjectIndex
+from dpcheck.pipelines.scope import Ctx
 from dpcheck.pipelines.values import Evaluator
 from dpcheck.sites.ir import IR, callee_name, tail_name
 
@@ -163,50 +165,4 @@ def _arms(value: IR) -> list[IR]:
     return [value]
 
 
-def dataclass_field(index: ProjectIndex, owner: Binding, attr: str) -> Binding | None:
-    """``x.attr`` where ``owner`` binds ``x`` to one of the dataclass instances
-    ``HfArgumentParser((A, B, C)).parse_args_into_dataclasses()`` returns: the field ``attr`` of
-    the matching class as an ``option`` binding whose ``ir`` is the field's default. None when
-    the call, the class or the field is not found (or the field has no literal default)."""
-    call = owner.ir
-    if owner.kind != "assign" or call is None or call[0] != "call" \
-            or tail_name(callee_name(call)) not in PARSE_METHODS:
-        return None
-    where = replace(owner.ctx, line=owner.line)
-    parser = index.bind((callee_name(call) or "").rpartition(".")[0], where)
-    made = parser.assigned() if parser is not None else None
-    if made is None or made[0][0] != "call" or not made[0][2] \
-            or tail_name(callee_name(made[0])) not in ARGUMENT_PARSERS:
-        return None
-    classes = made[0][2][0][1] if made[0][2][0][0] == "t" else [made[0][2][0]]
-    position = owner.index[0] if owner.index else 0
-    if position >= len(classes) or classes[position][0] != "r" or len(owner.index or (0,)) != 1:
-        return None
-    return _field(index, classes[position][1], made[1], attr, Span(made[1].path, *made[0][4]))
 
-
-def _field(index: ProjectIndex, name: str, ctx: Ctx, attr: str, parser: Span,
-           depth: int = 0) -> Binding | None:
-    """The field ``attr`` of the dataclass ``name`` (read at ``ctx``), through its bases."""
-    binding = index.bind(name, ctx) if depth <= MAX_BASES else None
-    if binding is not None and binding.kind == "module":
-        known = TRAINING_ARGUMENT_DEFAULTS.get(attr) if binding.name.startswith(
-            "transformers") and tail_name(binding.name) in TRAINING_ARGUMENTS else None
-        return Binding("option", ["n", known], Ctx(parser.path, "<module>"), parser.line,
-                       name=attr) if known is not None else None
-    summary = index.summary(binding.ctx.path) if binding is not None else None
-    if binding is None or binding.kind != "class" or summary is None:
-        return None
-    for stmt in summary["scopes"][binding.name]["stmts"]:
-        if stmt["k"] == "assign" and stmt["t"] == attr:
-            value = stmt["e"]
-            if value[0] == "call" and tail_name(callee_name(value)) == "field":
-                value = value[3].get("default")
-            return Binding("option", value, Ctx(binding.ctx.path, binding.name), stmt["line"],
-                           name=attr) if value is not None else None
-    where = Ctx(binding.ctx.path, "<module>")
-    for base in summary["classes"][binding.name]["bases"]:
-        found = _field(index, base, where, attr, parser, depth + 1) if base else None
-        if found is not None:
-            return found
-    return None

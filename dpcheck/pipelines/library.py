@@ -33,7 +33,8 @@ from typing import Any
 
 from dpcheck.model import Evidence, Span
 from dpcheck.pipelines.divisor import FLOORS, DivisorClassifier
-from dpcheck.pipelines.index import Ctx, ProjectIndex
+from dpcheck.pipelines.index import ProjectIndex
+from dpcheck.pipelines.scope import Ctx
 from dpcheck.sites import summarize_source
 from dpcheck.sites.ir import IR, callee_name, tail_name, walk
 

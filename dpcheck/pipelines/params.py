@@ -27,9 +27,10 @@ from dpcheck.pipelines.accumulation import (
 )
 from dpcheck.pipelines.dim import model_size
 from dpcheck.pipelines.handwritten import HandwrittenUpdate, mentions_norm
-from dpcheck.pipelines.index import Ctx, ProjectIndex
+from dpcheck.pipelines.index import ProjectIndex
 from dpcheck.pipelines.opacus_usage import OpacusUsage
 from dpcheck.pipelines.sampling import Sampling, loader_dataset
+from dpcheck.pipelines.scope import Ctx
 from dpcheck.pipelines.tf_privacy import KEYWORDS as TF_KEYWORDS
 from dpcheck.pipelines.values import Evaluator
 from dpcheck.sites.ir import IR, callee_name, tail_name, walk

@@ -3,7 +3,8 @@
 
 from __future__ import annotations
 
-from dpcheck.pipelines.index import Ctx, ProjectIndex
+from dpcheck.pipelines.index import ProjectIndex
+from dpcheck.pipelines.scope import Ctx
 from dpcheck.sites.ir import IR, callee_name, dict_item
 
 

@@ -22,12 +22,14 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from dpcheck.model import Evidence, Span
+from dpcheck.pipelines.binding import Binding
 from dpcheck.pipelines.divisor import BERNOULLI, UNIFORM, DivisorClassifier
 from dpcheck.pipelines.generators import Yielded, yielded_batches
 from dpcheck.pipelines.handwritten import assigned_names
 from dpcheck.pipelines.hf_trainer import inherited_loader, sampler_method
-from dpcheck.pipelines.index import Binding, Ctx, ProjectIndex
+from dpcheck.pipelines.index import ProjectIndex
 from dpcheck.pipelines.returned import returned_item
+from dpcheck.pipelines.scope import Ctx
 from dpcheck.pipelines.values import READ_AT, Evaluator
 from dpcheck.sites.ir import IR, callee_name, tail_name, walk
 

@@ -16,7 +16,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from dpcheck.pipelines.divisor import DivisorClassifier
-from dpcheck.pipelines.index import Ctx, ProjectIndex
+from dpcheck.pipelines.index import ProjectIndex
+from dpcheck.pipelines.scope import Ctx
 from dpcheck.pipelines.values import Evaluator
 from dpcheck.sites.ir import IR, callee_name, tail_name
 

@@ -18,8 +18,11 @@ from importlib import resources
 from typing import Any
 
 from dpcheck.model import ParamValue, Span
-from dpcheck.pipelines.index import Binding, Ctx, ProjectIndex, argument
+from dpcheck.pipelines.binding import Binding
+from dpcheck.pipelines.calls import argument
+from dpcheck.pipelines.index import ProjectIndex
 from dpcheck.pipelines.questions import frozen
+from dpcheck.pipelines.scope import Ctx
 from dpcheck.sites.ir import IR, callee_name, dict_item, tail_name
 
 Number = int | float

@@ -20,8 +20,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, replace
 from functools import lru_cache
-from pathlib import PurePosixPath
 from importlib import resources
+from pathlib import PurePosixPath
 from typing import Any
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet

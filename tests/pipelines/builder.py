@@ -7,7 +7,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from textwrap import dedent
 
-
 from dpcheck.discover.facts import collect_facts
 from dpcheck.model import ParamValue, Pipeline
 from dpcheck.pipelines import build_pipelines

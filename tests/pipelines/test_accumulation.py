@@ -18,7 +18,8 @@ from dpcheck.pipelines.accumulation import (
 )
 from dpcheck.pipelines.divisor import DivisorClassifier
 from dpcheck.pipelines.handwritten import HandwrittenAnalyzer
-from dpcheck.pipelines.index import Ctx, ProjectIndex
+from dpcheck.pipelines.index import ProjectIndex
+from dpcheck.pipelines.scope import Ctx
 from dpcheck.pipelines.values import Evaluator
 from tests.pipelines.builder import make_project
 

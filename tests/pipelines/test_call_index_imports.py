@@ -9,7 +9,9 @@ from dataclasses import replace
 from pathlib import Path
 
 from dpcheck.parse.source import is_candidate
-from dpcheck.pipelines.index import IMPORT_HOPS, MAX_IMPORTED_FILES, Ctx, ProjectIndex
+from dpcheck.pipelines.calls import IMPORT_HOPS, MAX_IMPORTED_FILES
+from dpcheck.pipelines.index import ProjectIndex
+from dpcheck.pipelines.scope import Ctx
 from dpcheck.project import Project
 from dpcheck.sites import CANDIDATE_MARKERS
 from tests.pipelines.builder import make_project

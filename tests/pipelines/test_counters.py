@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dpcheck.pipelines.index import Ctx, ProjectIndex
+from dpcheck.pipelines.index import ProjectIndex
+from dpcheck.pipelines.scope import Ctx
 from dpcheck.pipelines.values import Evaluator
 from tests.pipelines.builder import make_project
 

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from dpcheck.pipelines.divisor import DivisorClassifier
-from dpcheck.pipelines.index import Ctx, ProjectIndex
+from dpcheck.pipelines.index import ProjectIndex
+from dpcheck.pipelines.scope import Ctx
 from dpcheck.sites.ir import IR
 from tests.pipelines.builder import make_project
 

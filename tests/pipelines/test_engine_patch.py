@@ -6,7 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from dpcheck.pipelines.engine_patch import patched_callees
-from dpcheck.pipelines.index import Ctx, ProjectIndex
+from dpcheck.pipelines.index import ProjectIndex
+from dpcheck.pipelines.scope import Ctx
 from tests.pipelines.builder import make_project
 
 ENGINE = '''

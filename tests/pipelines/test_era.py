@@ -7,8 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from dpcheck.pipelines.index import Ctx, ProjectIndex
-from dpcheck.pipelines.opacus_usage import KEPT_LOADER, api_major, find_usage, normalization
+from dpcheck.pipelines.index import ProjectIndex
+from dpcheck.pipelines.opacus_usage import (
+    KEPT_LOADER,
+    api_major,
+    find_usage,
+    normalization,
+)
+from dpcheck.pipelines.scope import Ctx
 from dpcheck.pipelines.versions import DATED, opacus_table, resolve_opacus
 from tests.pipelines.builder import make_project
 

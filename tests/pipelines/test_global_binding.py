@@ -9,7 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from dpcheck.model import Pipeline
-from dpcheck.pipelines.index import Binding, Ctx, ProjectIndex
+from dpcheck.pipelines.binding import Binding
+from dpcheck.pipelines.index import ProjectIndex
+from dpcheck.pipelines.scope import Ctx
 from tests.pipelines.builder import make_project, pipelines_of
 
 MODULE = '''

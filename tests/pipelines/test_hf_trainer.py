@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dpcheck.pipelines.hf_trainer import dataclass_field, inherited_loader, sampler_method
-from dpcheck.pipelines.index import Ctx, ProjectIndex
+from dpcheck.pipelines.hf_trainer import inherited_loader, sampler_method
+from dpcheck.pipelines.index import ProjectIndex
 from dpcheck.pipelines.returned import returned_item
 from dpcheck.pipelines.sampling import SHUFFLE_SAMPLERS, SamplingAnalyzer
+from dpcheck.pipelines.scope import Ctx
 from dpcheck.sites.ir import walk
 from tests.pipelines.builder import make_project
 
@@ -239,7 +240,7 @@ def test_hf_argument_dataclass_fields_are_options_with_their_defaults(tmp_path: 
     at = Ctx("args.py", "main", 24)
 
     def field_of(name: str, attr: str) -> object:
-        found = dataclass_field(index, index.bind(name, at), attr)
+        found = index.dataclass_field(index.bind(name, at), attr)
         return (found.kind, found.ir, found.line) if found is not None else None
 
     parse = _line(ARGUMENTS, "HfArgumentParser((")
@@ -253,4 +254,4 @@ def test_hf_argument_dataclass_fields_are_options_with_their_defaults(tmp_path: 
     assert field_of("training_args", "per_device_train_batch_size") == ("option", ["n", 8], parse)
     assert field_of("training_args", "gradient_accumulation_steps") == ("option", ["n", 1], parse)
     assert field_of("training_args", "learning_rate") is None
-    assert dataclass_field(index, index.bind("parser", at), "clip") is None
+    assert index.dataclass_field(index.bind("parser", at), "clip") is None

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.pipelines.builder import make_project, pipelines_of
 from dpcheck.pipelines.versions import opacus_table, resolve_opacus
+from tests.pipelines.builder import make_project, pipelines_of
 
 ONE_X = '''
 import torch

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from dpcheck.pipelines.index import Ctx, ProjectIndex
+from dpcheck.pipelines.index import ProjectIndex
+from dpcheck.pipelines.scope import Ctx
 from dpcheck.pipelines.values import Evaluator
 from tests.pipelines.builder import make_project
 

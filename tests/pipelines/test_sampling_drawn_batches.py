@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from dpcheck.pipelines.index import Binding, Ctx, ProjectIndex
+from dpcheck.pipelines.binding import Binding
+from dpcheck.pipelines.index import ProjectIndex
+from dpcheck.pipelines.scope import Ctx, PipelineScope
 from tests.pipelines.builder import make_project, pipelines_of
 
 REQUIREMENTS = "torch==2.2.0\nopacus==1.4.0\n"
@@ -169,6 +171,6 @@ def test_an_undecided_dispatch_reads_both_arms(tmp_path: Path) -> None:
     assert index.skipped_arms == frozenset()
     lines = [where.line for where, _ in index.statements([Ctx("train.py", "<module>")])]
     assert {18, 20} <= set(lines)
-    index.skipped_arms = frozenset({("train.py", "<module>", 17, 0)})
-    lines = [where.line for where, _ in index.statements([Ctx("train.py", "<module>")])]
+    scoped = index.within(PipelineScope(skipped_arms=frozenset({("train.py", "<module>", 17, 0)})))
+    lines = [where.line for where, _ in scoped.statements([Ctx("train.py", "<module>")])]
     assert 18 not in lines and 20 in lines

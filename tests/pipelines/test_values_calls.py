@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dpcheck.pipelines.index import STAR, Ctx, ProjectIndex, argument
+from dpcheck.pipelines.calls import STAR, argument
+from dpcheck.pipelines.index import ProjectIndex
+from dpcheck.pipelines.scope import Ctx
 from dpcheck.pipelines.values import Evaluator
 from dpcheck.sites import summarize_source
 from dpcheck.sites.ir import IR

@@ -1,0 +1,107 @@
+"""Objects and their project classes: which class an object is an instance of, which class a
+factory returns.
+
+``instance_class`` follows an object to the project class it was built from: a direct call of
+the class (or of a name a class factory returned), the return of a project function, or what the
+callers of the enclosing function pass in (all agreeing). Every question goes through the
+index's memo (``dpcheck.pipelines.questions``): a cycle or an over-deep chain leaves a class
+undecided, never decided wrongly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from dpcheck.pipelines.binding import Binding
+from dpcheck.pipelines.scope import Ctx
+from dpcheck.sites.ir import IR, callee_name
+
+#: How many hops (assignments, returns, callers, factories) a class or function is followed.
+MAX_CHAIN = 16
+
+
+class ClassesMixin:
+    """Instance classes of ``ProjectIndex`` (see the module docstring)."""
+
+    def _constructed_class(self, name: str, ctx: Ctx) -> Ctx | None:
+        """The class of ``name`` when it is assigned a direct call of a project class."""
+        binding = self.bind(name, ctx)
+        assigned = binding.assigned() if binding is not None else None
+        cls = self.bind(callee_name(assigned[0]) or "", assigned[1]) \
+            if assigned is not None and assigned[0][0] == "call" else None
+        return Ctx(cls.ctx.path, cls.name) if cls is not None and cls.kind == "class" else None
+
+    def class_named(self, callee: str, ctx: Ctx, depth: int = 0) -> Ctx | None:
+        """The project class a callable name denotes: the class itself, or the class a class
+        factory returns (``NoisySGD = noisy_class(SGD)`` where ``noisy_class`` returns a
+        class defined inside it)."""
+        binding = self.bind(callee, ctx)
+        if binding is not None and binding.kind not in ("function", "class"):
+            binding = self._factory_product(binding, depth + 1)
+        return binding.ctx if binding is not None and binding.kind == "class" else None
+
+    def _factory_product(self, binding: Binding, depth: int) -> Binding | None:
+        """For ``x = factory(...)`` (or ``x, y = factory(...)``), the class or function the
+        project function ``factory`` returns (by name: one defined in it, or any other), if
+        every return agrees."""
+        value = binding.ir
+        if binding.kind != "assign" or value is None or value[0] != "call" or depth > MAX_CHAIN:
+            return None
+        where = replace(binding.ctx, line=binding.line)
+        factory = self.function(callee_name(value) or "", where, depth + 1)
+        found: set[Binding | None] = set()
+        for returned, place in self.returns(factory) if factory is not None else ():
+            for position in binding.index or ():
+                returned = returned[1][position] if returned[0] == "t" \
+                    and position < len(returned[1]) else ["?", "unpacked"]
+            product = self.bind(returned[1], place) if returned[0] == "r" else None
+            found.add(replace(product, ctx=Ctx(product.ctx.path, product.ctx.scope))
+                      if product is not None and product.kind in ("function", "class") else None)
+        return found.pop() if len(found) == 1 else None
+
+    def instance_class(self, name: str, ctx: Ctx, depth: int = 0) -> Ctx | None:
+        """The project class of the object ``name`` holds: built by calling the class (or a
+        name a class factory returned), returned by a project function, or passed in by the
+        callers of the enclosing function (all agreeing). None when not decided."""
+        key = ("instance-class", name, ctx, self.reach)
+        return self.questions.ask(key, lambda: self._instance_class(name, ctx, depth), None)
+
+    def _instance_class(self, name: str, ctx: Ctx, depth: int) -> Ctx | None:
+        binding = self.bind(name, ctx) if depth <= MAX_CHAIN else None
+        if binding is None:
+            return None
+        if binding.kind == "param" and binding.ir is None:
+            key = ("param-class", binding.ctx.path, binding.ctx.scope, binding.name, self.reach)
+            return self.questions.ask(key, lambda: self._passed_class(binding, depth), None)
+        assigned = binding.assigned()
+        return self._made_class(*assigned, depth + 1) if assigned is not None else None
+
+    def _passed_class(self, param: Binding, depth: int) -> Ctx | None:
+        """The class of the objects every caller passes for a parameter, if they agree."""
+        found = {self.instance_class(arg[1], where, depth + 1) if arg[0] == "r" else None
+                 for where, arg in self.arguments(param)}
+        return found.pop() if len(found) == 1 else None
+
+    def _made_class(self, value: IR, ctx: Ctx, depth: int) -> Ctx | None:
+        """The project class of the object an expression evaluates to (see ``instance_class``)."""
+        if value[0] == "r":
+            return self.instance_class(value[1], ctx, depth)
+        if value[0] != "call" or depth > MAX_CHAIN:
+            return None
+        callee = callee_name(value) or ""
+        cls = self.class_named(callee, ctx, depth)
+        if cls is not None:
+            return cls
+        target = self.function(callee, ctx, depth)
+        return self._returned_class(target, depth + 1) if target is not None else None
+
+    def _returned_class(self, function: Ctx, depth: int) -> Ctx | None:
+        """The project class of the objects a project function returns, if all its returns
+        agree."""
+        key = ("returned-class", function.path, function.scope, self.reach)
+        return self.questions.ask(key, lambda: self._agreed_class(function, depth), None)
+
+    def _agreed_class(self, function: Ctx, depth: int) -> Ctx | None:
+        found = {self._made_class(returned, where, depth)
+                 for returned, where in self.returns(function)}
+        return found.pop() if len(found) == 1 else None

@@ -1,0 +1,323 @@
+"""Name resolution: what a name read at a place is bound to, and which library object it is.
+
+``bind`` answers "what does ``name`` mean at line L of scope S of file P" with a ``Binding``: a
+local assignment (possibly one element of a tuple unpacking), a loop target, a function
+parameter, a module constant (of this or an imported module), a class attribute, an imported
+library module or object. ``attribute`` resolves ``base.attr`` through what ``base`` is (parsed
+options, a config object or class, ``self``, an imported module, a parameter followed to what its
+callers pass). ``library_name`` gives the import-qualified name of a library object, so library
+APIs are matched by where they come from, never by the last part of a name.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from dpcheck.pipelines.binding import Binding
+from dpcheck.pipelines.options import ABSL_FLAGS, ARGS_PARSERS
+from dpcheck.pipelines.scope import Ctx
+from dpcheck.sites.ir import callee_name, tail_name, walk
+from dpcheck.sites.modules import resolve_module
+
+if TYPE_CHECKING:
+    pass
+
+Summary = dict[str, Any]
+
+
+class NamesMixin:
+    """Name resolution of ``ProjectIndex`` (see the module docstring)."""
+
+    def _module_path(self, importer: str, dotted: str) -> tuple[str, str] | None:
+        """The project file a dotted import target lives in, and the remaining attribute path
+        (``dpcheck.sites.modules.resolve_module``)."""
+        return resolve_module(importer, dotted, self._paths)
+
+    def bind(self, name: str, ctx: Ctx, depth: int = 0) -> Binding | None:
+        """The binding of ``name`` (dotted) as read at ``ctx``; None if it cannot be found.
+        Summaries do not change while a project is linked, so top-level answers are kept."""
+        if depth:
+            return self._bind(name, ctx, depth)
+        key = (name, ctx)
+        if key not in self.shared.bindings:
+            self.shared.bindings[key] = self._bind(name, ctx, 0)
+        return self.shared.bindings[key]
+
+    def _bind(self, name: str, ctx: Ctx, depth: int) -> Binding | None:
+        if depth > 8:
+            return None
+        scope = self.scope(ctx)
+        summary = self.summary(ctx.path)
+        if scope is None or summary is None:
+            return None
+        found = self._local(name, ctx, scope)
+        if found is not None:
+            return found
+        for param, default in scope["params"]:
+            if param == name:
+                return Binding("param", default, ctx, scope["line"], name=param)
+        nested = f"{ctx.scope}.{name}"
+        if nested in summary["scopes"] and ctx.scope not in summary["classes"] \
+                and ctx.scope != "<module>":
+            kind = "class" if nested in summary["classes"] else "function"
+            return Binding(kind, None, Ctx(ctx.path, nested), summary["scopes"][nested]["line"],
+                           name=nested)
+        if ctx.scope != "<module>":
+            parent = ctx.scope.rsplit(".", 1)[0] if "." in ctx.scope else "<module>"
+            if parent in summary["classes"]:
+                parent = "<module>"
+            rebound = self._rebound(name, ctx) if parent == "<module>" else None
+            return rebound or self.bind(name, Ctx(ctx.path, parent), depth + 1)
+        return self._global(name, ctx, summary, depth)
+
+    def _rebound(self, name: str, reader: Ctx) -> Binding | None:
+        """A module name read inside a function, where other functions of the module assign it
+        under ``global name``: the function reads what they stored (the module's own
+        assignment is only its value until then), so the one such function's last assignment;
+        a ``global`` binding (value not decided) when several functions store it; None when
+        none does."""
+        writers = [w for w in self.global_writers(reader.path).get(name, ()) if w != reader.scope]
+        if not writers:
+            return None
+        first = Ctx(reader.path, writers[0])
+        if len(writers) > 1:
+            return Binding("global", None, first, self.scope(first)["line"], name=name)
+        return self._local(name, first, self.scope(first))
+
+    def _global_writers(self, path: str) -> dict[str, tuple[str, ...]]:
+        """For each name of module ``path``: the functions that declare it ``global`` and
+        assign it (computed once per file)."""
+        summary = self.summary(path)
+        writers: dict[str, list[str]] = {}
+        for qual, scope in (summary or {}).get("scopes", {}).items():
+            for name in scope.get("globals", ()):
+                if self._local(name, Ctx(path, qual), scope) is not None:
+                    writers.setdefault(name, []).append(qual)
+        return {name: tuple(quals) for name, quals in writers.items()}
+
+    def _local(self, name: str, ctx: Ctx, scope: dict[str, Any]) -> Binding | None:
+        best: Binding | None = None
+        reader: list[list[int]] | None = None
+        for stmt in scope["stmts"]:
+            if stmt["line"] >= ctx.line:
+                break
+            if stmt["k"] not in ("assign", "for", "with"):
+                continue
+            index = _positions(stmt["t"], name)
+            if index is None:
+                continue
+            if "br" in stmt:
+                if reader is None:
+                    reader = _arms_at(scope, ctx.line)
+                if _exclusive(stmt["br"], reader):
+                    continue
+            kind = "loop" if stmt["k"] == "for" else "assign"
+            best = Binding(kind, stmt["e"], Ctx(ctx.path, ctx.scope, stmt["line"]),
+                           stmt["line"], index or None, name)
+        return best
+
+    def _global(self, name: str, ctx: Ctx, summary: Summary, depth: int) -> Binding | None:
+        head, _, rest = name.partition(".")
+        if name in summary["scopes"] and name != "<module>":
+            scope = summary["scopes"][name]
+            kind = "class" if name in summary["classes"] else "function"
+            return Binding(kind, None, Ctx(ctx.path, name), scope["line"], name=name)
+        target = summary["imports"].get(head)
+        if target is None:
+            return None
+        full = f"{target}.{rest}" if rest else target
+        located = self.module_path(ctx.path, full)
+        if located is None:
+            return Binding("module", None, ctx, 0, name=full)
+        path, attr = located
+        if not attr:
+            return Binding("module", None, Ctx(path, "<module>"), 0, name=full)
+        return self.bind(attr, Ctx(path, "<module>"), depth + 1)
+
+    def attribute(self, name: str, ctx: Ctx) -> Binding | None:
+        """``base.attr`` resolved through what ``base`` is: parsed args, a config object or
+        class, ``self``, an imported module."""
+        direct = self.bind(name, ctx)
+        if direct is not None and direct.kind != "module":
+            return direct
+        base, _, attr = name.rpartition(".")
+        if not base:
+            return direct
+        if base == "self" or base.startswith("self."):
+            return self._self_attribute(name, ctx)
+        if tail_name(base) == ABSL_FLAGS:
+            return self.option(attr, ctx.path)
+        owner = self.bind(base, ctx)
+        if owner is None:
+            return None
+        if owner.kind == "assign" and owner.ir is not None and owner.ir[0] == "r" \
+                and tail_name(owner.ir[1]) == ABSL_FLAGS:
+            return self.option(attr, ctx.path)
+        if owner.kind == "param" and owner.ir is None:
+            return self._param_attribute(owner, attr)
+        if owner.kind == "module":
+            return self.attribute(name.split(".", 1)[1], owner.ctx) if owner.ctx.path != ctx.path \
+                else None
+        if owner.kind == "class":
+            return self._class_attribute(owner.ctx.path, owner.name, attr)
+        if owner.kind in ("assign", "param") and owner.ir is not None and owner.index is None:
+            value = owner.ir
+            if value[0] == "call":
+                called = callee_name(value) or ""
+                tail = tail_name(called)
+                if tail in ARGS_PARSERS:
+                    return self.option(attr, owner.ctx.path)
+                returned = self._returned_option(value, owner.ctx, attr)
+                if returned is not None:
+                    return returned
+                if attr in value[3]:
+                    return Binding("assign", value[3][attr], owner.ctx, owner.line, name=attr)
+                cls = self.bind(called, owner.ctx)
+                if cls is not None and cls.kind == "class":
+                    return self._class_attribute(cls.ctx.path, cls.name, attr)
+            if value[0] == "i" and value[1][0] == "call":
+                if (callee_name(value[1]) or "").endswith("parse_known_args"):
+                    return self.option(attr, owner.ctx.path)
+        return self.dataclass_field(owner, attr)
+
+    def _param_attribute(self, param: Binding, attr: str) -> Binding | None:
+        """``args.x`` where ``args`` is a parameter: follow the single argument the callers pass
+        (a name, or a project function returning ``parse_args()``)."""
+        key = ("param-attribute", param.ctx.path, param.ctx.scope, param.name, attr, self.reach)
+        return self.questions.ask(key, lambda: self._passed_attribute(param, attr), None)
+
+    def _passed_attribute(self, param: Binding, attr: str) -> Binding | None:
+        found: list[Binding | None] = []
+        for where, arg in self.arguments(param):
+            if arg[0] == "r":
+                found.append(self.attribute(f"{arg[1]}.{attr}", where))
+            elif arg[0] == "call":
+                found.append(self.parsed_option(arg, where, attr)
+                             or self._returned_option(arg, where, attr))
+        unique = {(b.kind, b.ctx, b.line, b.name) if b else None for b in found}
+        return found[0] if len(unique) == 1 else None
+
+    def _self_attribute(self, name: str, ctx: Ctx) -> Binding | None:
+        scope = self.scope(ctx)
+        cls = scope.get("class") if scope else None
+        if not cls:
+            return None
+        attr = name.split(".", 1)[1]
+        return self._caller_attribute(ctx, attr) or self._class_attribute(
+            ctx.path, cls, attr, f"self.{name[5:]}")
+
+    def _caller_attribute(self, method: Ctx, attr: str) -> Binding | None:
+        """What the callers of ``obj.method()`` assign to ``obj.attr`` before the call
+        (``opt.lot = len(x)`` then ``opt.noisy_step()``): the value ``self.attr`` holds in the
+        method, overriding what the class set. None unless exactly one binding is found."""
+        found: dict[tuple[Ctx, int], Binding] = {}
+        receivers = self.in_reach(list(self.receivers(Ctx(method.path, method.scope))))
+        for where, base in receivers:
+            for binding in self._set_attribute(base, attr, where):
+                found[(binding.ctx, binding.line)] = binding
+        return next(iter(found.values())) if len(found) == 1 else None
+
+    def _set_attribute(self, base: str, attr: str, where: Ctx, depth: int = 0) -> list[Binding]:
+        """The assignments to ``base.attr`` that reach ``where``: in its own scope or, when
+        ``base`` is a parameter, in each caller before it passes the object on."""
+        binding = self.bind(f"{base}.{attr}", where)
+        if binding is not None:
+            return [binding]
+        owner = self.bind(base, where)
+        if owner is None or owner.kind != "param" or owner.ir is not None or depth > 4:
+            return []
+        return [found for caller, arg in self.arguments(owner) if arg[0] == "r"
+                for found in self._set_attribute(arg[1], attr, caller, depth + 1)]
+
+    def _receivers(self, method: Ctx) -> tuple[tuple[Ctx, str], ...]:
+        """Where ``obj.method()`` is called on a named object other than ``self``, and the
+        object's name (computed once per method)."""
+        found = []
+        for where, call in self.call_sites(method):
+            base = (callee_name(call) or "").rpartition(".")[0]
+            if base and base != "self":
+                found.append((where, base))
+        return tuple(found)
+
+    def _class_attribute(
+        self, path: str, cls: str, attr: str, self_name: str | None = None
+    ) -> Binding | None:
+        summary = self.summary(path)
+        if not summary:
+            return None
+        own = summary["scopes"].get(cls)
+        if own is not None:
+            found = self._local(attr, Ctx(path, cls), own)
+            if found is not None:
+                return found
+        wanted = self_name or f"self.{attr}"
+        for qual, scope in summary["scopes"].items():
+            if scope.get("class") == cls and qual != cls:
+                found = self._local(wanted, Ctx(path, qual), scope)
+                if found is not None:
+                    return found
+        return None
+
+    def mutated(self, binding: Binding) -> bool:
+        """Whether the bound name is also updated in place (``steps += 1``, or ``t = t + 1``
+        inside a loop; for ``self.x``, in any method of the class or as ``obj.x += ...``
+        anywhere in the module, the object reached through another name): its first value is
+        a counter's start, not its value."""
+        summary = self.summary(binding.ctx.path)
+        if summary is None or not binding.name:
+            return False
+        scope = summary["scopes"].get(binding.ctx.scope)
+        owner = scope.get("class") if scope and binding.name.startswith("self.") else None
+        scopes = [s for s in summary["scopes"].values() if s.get("class") == owner] if owner \
+            else [scope] if scope else []
+        if any(stmt["t"] == binding.name and (stmt["k"] == "aug" or (
+               stmt["k"] == "assign" and stmt["loop"] >= 0
+               and ["r", binding.name] in walk(stmt["e"])))
+               for s in scopes for stmt in s["stmts"]):
+            return True
+        attribute = "." + binding.name.rpartition(".")[2]
+        return owner is not None and any(
+            stmt["k"] == "aug" and isinstance(stmt["t"], str) and stmt["t"].endswith(attribute)
+            for s in summary["scopes"].values() for stmt in s["stmts"])
+
+    def unpacked_width(self, binding: Binding) -> int | None:
+        """How many names the tuple target ``binding`` was unpacked into (``a, b, c = f()``:
+        3); None for a plain binding."""
+        scope = self.scope(binding.ctx) if binding.index else None
+        for stmt in scope["stmts"] if scope else ():
+            target = stmt["t"]
+            if stmt["line"] == binding.line and isinstance(target, list) \
+                    and _positions(target, binding.name) == binding.index:
+                return len(target)
+        return None
+
+    def qualified(self, name: str, path: str) -> str:
+        """``name`` with its first part replaced by what the module ``path`` imports under it
+        (``partial`` -> ``functools.partial``); ``name`` itself when that part is not imported."""
+        summary = self.summary(path)
+        head, dot, rest = name.partition(".")
+        target = summary["imports"].get(head) if summary else None
+        return f"{target}{dot}{rest}" if target else name
+
+
+def _positions(target: Any, name: str, prefix: tuple[int, ...] = ()) -> tuple[int, ...] | None:
+    """Where ``name`` sits in an (possibly nested) unpacking target; () for a plain target."""
+    if isinstance(target, str):
+        return prefix if target == name else None
+    if isinstance(target, list):
+        for i, item in enumerate(target):
+            found = _positions(item, name, (*prefix, i))
+            if found is not None:
+                return found
+    return None
+
+
+def _arms_at(scope: dict[str, Any], line: int) -> list[list[int]]:
+    """The ``if`` arms of the statement of ``scope`` at ``line`` (none if there is no such one)."""
+    return next((s.get("br", []) for s in scope["stmts"] if s["line"] == line), [])
+
+
+def _exclusive(arms: list[list[int]], other: list[list[int]]) -> bool:
+    """Whether two statements sit in different arms of one ``if`` (never both run)."""
+    taken = {line: arm for line, arm in other}
+    return any(taken.get(line, arm) != arm for line, arm in arms)
