@@ -17,6 +17,7 @@ from packaging.version import InvalidVersion, Version
 from dpcheck.discover.requirement import DP_LIBRARIES, canonical_library
 from dpcheck.errors import ConfigError
 from dpcheck.model import PARAM_NAMES, ParamValue
+
 from dpcheck.toml import tomllib
 
 FAIL_ON_LEVELS: tuple[str, ...] = ("error", "warning", "info", "never")

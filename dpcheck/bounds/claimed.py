@@ -19,11 +19,7 @@ from dpcheck.errors import ParameterError
 from dpcheck.privacy._numerics import MIN_SIGMA
 from dpcheck.privacy.clt import clt_mu_poisson
 from dpcheck.privacy.gdp import gdp_delta, gdp_epsilon
-from dpcheck.privacy.rdp import (
-    Conversion,
-    poisson_sgm_rdp_delta,
-    poisson_sgm_rdp_epsilon,
-)
+from dpcheck.privacy.rdp import Conversion, poisson_sgm_rdp_delta, poisson_sgm_rdp_epsilon
 from dpcheck.privacy.sgm import poisson_sgm_delta, poisson_sgm_epsilon
 
 DP_ACCOUNTING_ORDERS: tuple[float, ...] = tuple(

@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 from dpcheck.catalog.rule import EXAMPLE_MAIN_FILE, Catalog, Example, Reference, Rule
 from dpcheck.errors import CatalogError
 from dpcheck.model import Severity
+
 from dpcheck.toml import tomllib
 
 if sys.version_info >= (3, 11):

@@ -8,12 +8,7 @@ import json
 import sys
 from pathlib import Path
 
-from dpcheck.bounds.request import (
-    DEFAULT_ALPHAS,
-    DEFAULT_DELTA,
-    MECHANISM_NAMES,
-    BoundRequest,
-)
+from dpcheck.bounds.request import DEFAULT_ALPHAS, DEFAULT_DELTA, MECHANISM_NAMES, BoundRequest
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

@@ -11,6 +11,7 @@ from dpcheck.history import FORMATS
 from dpcheck.progress import progress_display
 
 
+
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add the ``history`` sub-command."""
     p = subparsers.add_parser(
@@ -47,9 +48,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
 
 def execute(args: argparse.Namespace) -> int:
     """Build the table, write it, and warn (stderr) about every cell left unknown."""
-    from dpcheck.history.render import render
     from dpcheck.history.rows import group_rows
     from dpcheck.history.run import HistoryOptions, run_history
+    from dpcheck.history.render import render
 
     options = HistoryOptions(args.repository, args.tags, args.rev, args.pre, args.package,
                              args.cache_dir, not args.no_cache)

@@ -16,6 +16,7 @@ from dpcheck.progress import progress_display
 from dpcheck.report import FORMATS, render
 
 
+
 def _codes(values: list[str] | None) -> list[str]:
     return [c.strip().upper() for v in values or [] for c in v.split(",") if c.strip()]
 

@@ -21,6 +21,7 @@ from dpcheck.discover.requirement import (
     requirement_pins,
     url_specifier,
 )
+
 from dpcheck.toml import tomllib
 
 _PIPFILE_NON_PACKAGE_TABLES = frozenset({"source", "requires", "pipenv", "scripts"})

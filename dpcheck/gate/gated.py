@@ -12,12 +12,7 @@ from dpcheck.gate.baseline import read_baseline
 from dpcheck.gate.git_tree import resolve_ref
 from dpcheck.gate.known import drop_known
 from dpcheck.gate.new_since import fingerprints_at
-from dpcheck.gate.scope import (
-    NamedFiles,
-    named_dependency_files,
-    restrict,
-    whole_project,
-)
+from dpcheck.gate.scope import NamedFiles, named_dependency_files, restrict, whole_project
 from dpcheck.model import ScanResult
 from dpcheck.progress import ProgressCallback
 

@@ -12,12 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from dpcheck.parse.source import (
-    SourceProblem,
-    decode_source,
-    is_candidate,
-    parse_python,
-)
+from dpcheck.parse.source import SourceProblem, decode_source, is_candidate, parse_python
 from dpcheck.suppress import Suppression, find_suppressions
 
 Summary = dict[str, Any]

@@ -11,16 +11,14 @@ APIs are matched by where they come from, never by the last part of a name.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from dataclasses import replace
+from typing import Any
 
 from dpcheck.pipelines.binding import Binding
 from dpcheck.pipelines.options import ABSL_FLAGS, ARGS_PARSERS
 from dpcheck.pipelines.scope import Ctx
-from dpcheck.sites.ir import callee_name, tail_name, walk
+from dpcheck.sites.ir import IR, callee_name, tail_name, walk
 from dpcheck.sites.modules import resolve_module
-
-if TYPE_CHECKING:
-    pass
 
 Summary = dict[str, Any]
 
@@ -128,7 +126,7 @@ class NamesMixin:
         full = f"{target}.{rest}" if rest else target
         located = self.module_path(ctx.path, full)
         if located is None:
-            return Binding("module", None, ctx, 0, name=full)
+            return Binding("module", None, ctx, 0, name=full, library=True)
         path, attr = located
         if not attr:
             return Binding("module", None, Ctx(path, "<module>"), 0, name=full)
@@ -156,8 +154,7 @@ class NamesMixin:
         if owner.kind == "param" and owner.ir is None:
             return self._param_attribute(owner, attr)
         if owner.kind == "module":
-            return self.attribute(name.split(".", 1)[1], owner.ctx) if owner.ctx.path != ctx.path \
-                else None
+            return None if owner.library else self.attribute(name.split(".", 1)[1], owner.ctx)
         if owner.kind == "class":
             return self._class_attribute(owner.ctx.path, owner.name, attr)
         if owner.kind in ("assign", "param") and owner.ir is not None and owner.index is None:
@@ -179,6 +176,72 @@ class NamesMixin:
                 if (callee_name(value[1]) or "").endswith("parse_known_args"):
                     return self.option(attr, owner.ctx.path)
         return self.dataclass_field(owner, attr)
+
+    def library_name(self, dotted: str, ctx: Ctx) -> str | None:
+        """The import-qualified name of the library object ``dotted`` denotes at ``ctx``:
+        ``torch.normal`` for ``th.normal`` after ``import torch as th``;
+        ``opacus.PrivacyEngine.make_private`` for ``engine.make_private`` after ``engine =
+        PrivacyEngine()`` (an instance is named by its class, also through the callers that
+        pass it in); a method a project class inherits from a library class is the library's.
+        None for a project object (its code is analysed as such) and for an object whose origin
+        is not decided. Library APIs are matched on this name, never on a name's last part."""
+        key = ("library-name", dotted, ctx, self.reach)
+        return self.questions.ask(key, lambda: self._library_name(dotted, ctx), None)
+
+    def _library_name(self, dotted: str, ctx: Ctx) -> str | None:
+        parts = dotted.split(".")
+        for cut in range(len(parts), 0, -1):
+            head = ".".join(parts[:cut])
+            binding = self.bind(head, ctx) or (self.attribute(head, ctx) if cut > 1 else None)
+            if binding is not None:
+                return self._named(binding, parts[cut:])
+        return None
+
+    def _named(self, binding: Binding, rest: list[str]) -> str | None:
+        """The library name of ``binding`` followed by the attribute path ``rest``."""
+        if binding.kind == "module":
+            if binding.library:
+                return ".".join([binding.name, *rest])
+            return self.library_name(".".join(rest), binding.ctx) if rest else None
+        if binding.kind == "class":
+            return self._inherited(binding.ctx.path, binding.name, rest)
+        if binding.kind == "param" and binding.ir is None:
+            named = {self._value_name(arg, where, rest) for where, arg in self.arguments(binding)}
+            return named.pop() if len(named) == 1 else None
+        if binding.kind in ("assign", "param", "option") and binding.ir is not None \
+                and not binding.index:
+            return self._value_name(binding.ir, replace(binding.ctx, line=binding.line), rest)
+        return None
+
+    def _value_name(self, value: IR, ctx: Ctx, rest: list[str]) -> str | None:
+        """The library name of what ``value`` evaluates to, followed by ``rest``: a name's, or
+        for a call, an instance of the library class (or of the project class) it calls."""
+        if value[0] == "r":
+            return self.library_name(".".join([value[1], *rest]), ctx)
+        if value[0] != "call" or value[1][0] != "r":
+            return None
+        callee = self.bind(value[1][1], ctx) or self.attribute(value[1][1], ctx)
+        if callee is not None and callee.kind == "class":
+            return self._inherited(callee.ctx.path, callee.name, rest) if rest else None
+        made = self.library_name(value[1][1], ctx)
+        if made is None:
+            return None
+        return ".".join([made, *rest]) if rest else f"{made}()"
+
+    def _inherited(self, path: str, cls: str, rest: list[str]) -> str | None:
+        """``rest`` (a method and what follows) of the project class ``cls``: None when the
+        class defines it (project code), else the library name of the method of the first base
+        that is a library class."""
+        summary = self.summary(path)
+        if not rest or summary is None or f"{cls}.{rest[0]}" in summary.scopes \
+                or cls not in summary.classes:
+            return None
+        where = Ctx(path, "<module>")
+        for base in summary.bases(cls):
+            named = self.library_name(".".join([base, *rest]), where) if base else None
+            if named is not None:
+                return named
+        return None
 
     def _param_attribute(self, param: Binding, attr: str) -> Binding | None:
         """``args.x`` where ``args`` is a parameter: follow the single argument the callers pass

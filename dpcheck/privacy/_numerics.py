@@ -8,8 +8,8 @@ import math
 from collections.abc import Callable
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
 from scipy.optimize import brentq
+from numpy.typing import ArrayLike, NDArray
 
 from dpcheck.errors import ParameterError
 

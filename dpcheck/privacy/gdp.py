@@ -16,12 +16,12 @@ from scipy.stats import norm
 
 from dpcheck.errors import ParameterError
 from dpcheck.privacy._numerics import (
+    smallest_nonpositive,
     FloatArray,
     as_array,
     require_alpha,
     require_delta,
     scalar_or_array,
-    smallest_nonpositive,
 )
 
 

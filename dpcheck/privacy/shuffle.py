@@ -23,12 +23,7 @@ from scipy.special import log_ndtr, ndtr
 from scipy.stats import norm
 
 from dpcheck.errors import ParameterError
-from dpcheck.privacy._numerics import (
-    FloatArray,
-    require_alpha,
-    require_positive,
-    require_steps,
-)
+from dpcheck.privacy._numerics import FloatArray, require_alpha, require_positive, require_steps
 
 BERRY_ESSEEN_VAN_BEEK: float = 0.7975
 """The Berry-Esseen constant the Thm 4.1 candidate uses (van Beek)."""

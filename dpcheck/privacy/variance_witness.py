@@ -22,12 +22,12 @@ from scipy.stats import chi2
 
 from dpcheck.errors import ParameterError
 from dpcheck.privacy._numerics import (
+    smallest_nonpositive,
     FloatArray,
     as_array,
     log_sub_exp,
     require_alpha,
     require_delta,
-    smallest_nonpositive,
 )
 from dpcheck.privacy.gaussian_pair import chi2_logcdf
 from dpcheck.privacy.labels import BoundCurve, Kind, Label

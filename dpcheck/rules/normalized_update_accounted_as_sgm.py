@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from dpcheck.model import Finding, Mechanism, Pipeline, Role, Severity
 from dpcheck.project import Project
-from dpcheck.rules.accounting import accountant_phrase, accounted_as_sgm
+from dpcheck.rules.accounting import accounted_as_sgm, accountant_phrase
 from dpcheck.rules.anchors import anchor, entry
 from dpcheck.rules.rule import BoundPolicy, Hit, PipelineRule
 

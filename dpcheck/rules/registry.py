@@ -19,7 +19,6 @@ import importlib
 import pkgutil
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-
 from dpcheck.catalog import Catalog, load_catalog
 from dpcheck.errors import CatalogError
 from dpcheck.model import Severity

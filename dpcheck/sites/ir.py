@@ -30,15 +30,15 @@ truncates expressions below ``MAX_DEPTH`` to keep summaries small.
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from dpcheck.sites.nodes import (
     Attr,
     BinOp,
     Call,
-    Comp,
     Compare,
+    Comp,
     Const,
     DictDisplay,
     Name,
@@ -50,6 +50,7 @@ from dpcheck.sites.nodes import (
     Str,
     Subscript,
     UnaryOp,
+    walk,
 )
 
 IR = list[Any]

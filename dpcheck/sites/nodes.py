@@ -29,6 +29,7 @@ from collections.abc import Iterator
 from typing import Any, ClassVar
 
 
+
 class Node(list):  # type: ignore[type-arg]
     """One IR expression: the stored list, with its parts named by the subclass."""
 

@@ -9,12 +9,7 @@ from typing import Any
 
 import pytest
 
-from dpcheck.audit.finding import (
-    Overrides,
-    leakiest_small_n,
-    load_finding,
-    setting_from_finding,
-)
+from dpcheck.audit.finding import Overrides, leakiest_small_n, load_finding, setting_from_finding
 from dpcheck.errors import DpcheckError, ParameterError
 from dpcheck.model import Finding, ParamValue, Pipeline, ScanResult, Severity, Span
 

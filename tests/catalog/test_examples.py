@@ -11,8 +11,8 @@ from pathlib import Path
 import libcst
 import pytest
 
-from dpcheck.catalog import Example, Rule, load_catalog
 from dpcheck.engine import ScanOptions, scan
+from dpcheck.catalog import Example, Rule, load_catalog
 
 
 def _cases() -> list[pytest.param]:

@@ -1,9 +1,10 @@
 """Decoding and syntax checks: what becomes DP001 and what is analysable."""
 
-import ast
 from pathlib import Path
 
 import git
+
+import ast
 
 from dpcheck.parse.source import SourceProblem, blob_id, decode_source, parse_python
 

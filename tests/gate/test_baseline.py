@@ -8,14 +8,7 @@ from pathlib import Path
 import pytest
 
 from dpcheck.cli import main
-from tests.gate.conftest import (
-    ADD_SHUFFLE,
-    DP101_FILE,
-    DP101_LINE,
-    ScanJson,
-    edit,
-    rules_at,
-)
+from tests.gate.conftest import ADD_SHUFFLE, DP101_FILE, DP101_LINE, ScanJson, edit, rules_at
 
 
 def _write(capsys: pytest.CaptureFixture[str], baseline: Path, *paths: str) -> str:

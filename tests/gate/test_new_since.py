@@ -6,16 +6,7 @@ from pathlib import Path
 
 import git
 
-from tests.gate.conftest import (
-    ADD_SHUFFLE,
-    DP101_FILE,
-    DP101_LINE,
-    ScanJson,
-    commit_all,
-    copy_fixture,
-    edit,
-    rules_at,
-)
+from tests.gate.conftest import ADD_SHUFFLE, DP101_FILE, DP101_LINE, ScanJson, commit_all, copy_fixture, edit, rules_at
 
 
 def test_base_project_has_one_dp101_and_nothing_new_at_head(gate_repo: Path, scan_json: ScanJson) -> None:

@@ -8,12 +8,7 @@ import pytest
 from scipy.stats import norm
 
 from dpcheck.errors import ParameterError
-from dpcheck.privacy.gdp import (
-    GaussianShiftPair,
-    TrivialPair,
-    gaussian_tradeoff,
-    gdp_delta,
-)
+from dpcheck.privacy.gdp import GaussianShiftPair, TrivialPair, gaussian_tradeoff, gdp_delta
 from dpcheck.privacy.mixture import Mixture
 from dpcheck.privacy.sgm import PoissonSubsampledGaussianPair
 from dpcheck.privacy.tradeoff import inverse, is_valid_tradeoff

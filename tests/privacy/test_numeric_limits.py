@@ -7,13 +7,13 @@ from __future__ import annotations
 import math
 import time
 
-import dp_accounting
 import numpy as np
 import pytest
 import torch
 from dp_accounting import rdp as dp_rdp
 from scipy.stats import norm
 
+import dp_accounting
 from dpcheck.bounds.claimed import DP_ACCOUNTING_ORDERS
 from dpcheck.bounds.request import BoundRequest
 from dpcheck.errors import ParameterError
@@ -22,16 +22,8 @@ from dpcheck.privacy.divisor import loader_length, opacus_rule
 from dpcheck.privacy.gdp import gaussian_tradeoff, gdp_delta
 from dpcheck.privacy.pld import COMPOSED_POINTS
 from dpcheck.privacy.rdp import compute_rdp, rdp_to_delta, rdp_to_epsilon
-from dpcheck.privacy.sgm import (
-    PoissonSubsampledGaussianPair,
-    poisson_sgm_pld_bracket,
-    sgm_pld,
-)
-from dpcheck.privacy.tradeoff import (
-    curve_from_profile,
-    eps_delta_tradeoff,
-    profile_from_curve,
-)
+from dpcheck.privacy.sgm import PoissonSubsampledGaussianPair, poisson_sgm_pld_bracket, sgm_pld
+from dpcheck.privacy.tradeoff import curve_from_profile, eps_delta_tradeoff, profile_from_curve
 
 HUGE_EPS = [700.0, 710.0, 1.39e4, 1e300, math.inf]
 

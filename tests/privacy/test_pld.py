@@ -11,23 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import norm
 
-from dpcheck.privacy.gdp import (
-    GaussianShiftPair,
-    gaussian_tradeoff,
-    gdp_delta,
-    gdp_epsilon,
-)
-from dpcheck.privacy.pld import (
-    LossTails,
-    PrivacyLossDistribution,
-    compose_both_directions,
-    grid_range,
-)
-from dpcheck.privacy.sgm import (
-    PoissonSubsampledGaussianPair,
-    poisson_sgm_epsilon,
-    poisson_sgm_pld_bracket,
-)
+from dpcheck.privacy.gdp import GaussianShiftPair, gaussian_tradeoff, gdp_delta, gdp_epsilon
+from dpcheck.privacy.pld import LossTails, PrivacyLossDistribution, compose_both_directions, grid_range
+from dpcheck.privacy.sgm import PoissonSubsampledGaussianPair, poisson_sgm_epsilon, poisson_sgm_pld_bracket
 
 EPS = np.array([0.0, 0.5, 1.0, 2.0, 3.0])
 PLDs = tuple[PrivacyLossDistribution, ...]

@@ -9,20 +9,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dpcheck.privacy.clt import clt_indicator, clt_mu_poisson, clt_mu_uniform
-from dpcheck.privacy.gdp import (
-    GaussianShiftPair,
-    TrivialPair,
-    gaussian_tradeoff,
-    gdp_delta,
-    gdp_epsilon,
-)
+from dpcheck.privacy.gdp import GaussianShiftPair, TrivialPair, gaussian_tradeoff, gdp_delta, gdp_epsilon
 from dpcheck.privacy.labels import BoundCurve, Kind, Label
 from dpcheck.privacy.mixture import Mixture
-from dpcheck.privacy.sgm import (
-    poisson_sgm_curve,
-    poisson_sgm_epsilon,
-    poisson_sgm_tradeoff,
-)
+from dpcheck.privacy.sgm import poisson_sgm_curve, poisson_sgm_epsilon, poisson_sgm_tradeoff
 from dpcheck.privacy.tradeoff import is_valid_tradeoff
 
 GRID = np.concatenate([[0.0, 1e-300, 1e-12], np.linspace(1e-4, 1 - 1e-4, 99), [1 - 1e-12, 1.0]])

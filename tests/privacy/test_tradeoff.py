@@ -8,12 +8,7 @@ import numpy as np
 import pytest
 from scipy.spatial import ConvexHull
 
-from dpcheck.privacy.gdp import (
-    GaussianShiftPair,
-    TrivialPair,
-    gaussian_tradeoff,
-    gdp_delta,
-)
+from dpcheck.privacy.gdp import GaussianShiftPair, TrivialPair, gaussian_tradeoff, gdp_delta
 from dpcheck.privacy.sgm import poisson_sgm_tradeoff
 from dpcheck.privacy.tradeoff import (
     convex_minorant,

@@ -17,8 +17,8 @@ import pytest
 
 from dpcheck.model import Mechanism, Pipeline, Role
 from dpcheck.pipelines import build_pipelines
-from dpcheck.pipelines.versions import opacus_table
 from dpcheck.rules import evaluate
+from dpcheck.pipelines.versions import opacus_table
 from tests.pipelines.builder import make_project
 
 ONE_X = '''

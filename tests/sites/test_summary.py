@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from textwrap import dedent
 
+
 from dpcheck.sites import CANDIDATE_MARKERS, summarize_source
 from dpcheck.sites.ir import walk
 
