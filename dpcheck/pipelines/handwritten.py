@@ -23,6 +23,7 @@ from typing import Any
 from dpcheck.model import Evidence, Span
 from dpcheck.pipelines.binding import Binding
 from dpcheck.pipelines.divisor import Dep, DivisorClassifier
+from dpcheck.pipelines.provenance import Origin
 from dpcheck.pipelines.index import ProjectIndex
 from dpcheck.pipelines.scope import Ctx
 from dpcheck.sites.ir import IR, callee_name, tail_name, walk
@@ -212,7 +213,7 @@ class HandwrittenAnalyzer:
                                                                header["line"] + 1))
                     if binding is not None and self.divisors.origin(
                         ["r", targets[-1]], Ctx(ctx.path, ctx.scope, header["line"] + 1)
-                    ) == "example":
+                    ) == Origin.EXAMPLE:
                         return True
             loop = header["loop"]
         return False

@@ -32,11 +32,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dpcheck.model import Evidence, Span
-from dpcheck.pipelines.divisor import FLOORS, DivisorClassifier
+from dpcheck.pipelines.divisor import DivisorClassifier
 from dpcheck.pipelines.index import ProjectIndex
 from dpcheck.pipelines.scope import Ctx
 from dpcheck.sites import summarize_source
+from dpcheck.pipelines.vocabulary import calls_in
 from dpcheck.sites.ir import IR, callee_name, tail_name, walk
+from dpcheck.sites.nodes import BinOp, Call, Name, node
 
 SummarySource = Callable[[str], "dict[str, Any] | None"]
 """Path -> that file's ``dpcheck.sites`` summary (None when the file is absent)."""
@@ -148,10 +150,24 @@ class _Reader:
         if dep.kind != "unknown":
             return _Reading(dep.kind, here)
         if depth < _MAX_DEPTH:
-            followed = self._local(ir, ctx, depth) or _product(ir) or _per_sample_size(ir)
+            followed = self._local(ir, ctx, depth) or self._product(ir, ctx) or _per_sample_size(ir)
             if followed is not None:
                 return _Reading(followed.kind, here + followed.evidence, followed.reason)
         return _Reading("unknown", here, dep.unknown)
+
+    def _product(self, ir: IR, ctx: Ctx) -> _Reading | None:
+        """``rate * size`` (optionally under a floor): the expected batch size N*q, read from its
+        operands' names when the classifier cannot resolve them (library attributes)."""
+        expr = node(ir)
+        floor = isinstance(expr, Call) and len(expr.args) == 1 \
+            and calls_in("floors", expr, ctx, self.index)
+        inner = expr.args[0] if floor and isinstance(expr, Call) else expr
+        if not isinstance(inner, BinOp) or inner.tag != "b" or inner.op != "*":
+            return None
+        names = sorted(n.last for n in (inner.left, inner.right) if isinstance(n, Name))
+        if len(names) == 2 and names[0].endswith("rate") and names[1].endswith("size"):
+            return _Reading("floor-expected" if floor else "expected")
+        return None
 
     def _local(self, ir: IR, ctx: Ctx, depth: int) -> _Reading | None:
         """A local name the classifier could not follow: its last assignment's expression, or,
@@ -188,8 +204,8 @@ class _Reader:
         method = tail_name(ctx.scope)
         position = params.index(name) - (1 if params[:1] == ["self"] else 0)
         readings = []
-        for call_ctx, node in self.calls().get(method, []):
-            args, kwargs = node[2], node[3]
+        for call_ctx, site in self.calls().get(method, []):
+            args, kwargs = site[2], site[3]
             passed = kwargs.get(name) or (args[position] if position < len(args) else None)
             if passed is not None:
                 readings.append(self.read(passed, call_ctx, depth + 1))
@@ -253,19 +269,6 @@ def _last_binding(scope: dict[str, Any], name: str, line: int
         elif isinstance(target, list) and name in target:
             found = (target.index(name), stmt["e"], stmt["line"])
     return found
-
-
-def _product(ir: IR) -> _Reading | None:
-    """``rate * size`` (optionally under a floor): the expected batch size N*q, read from its
-    operands' names when the classifier cannot resolve them (library attributes)."""
-    floor = ir[0] == "call" and ir[1][0] == "r" and ir[1][1] in FLOORS and len(ir[2]) == 1
-    inner = ir[2][0] if floor else ir
-    if inner[0] != "b" or inner[1] != "*":
-        return None
-    names = sorted(tail_name(n[1]) for n in (inner[2], inner[3]) if n[0] == "r")
-    if len(names) == 2 and names[0].endswith("rate") and names[1].endswith("size"):
-        return _Reading("floor-expected" if floor else "expected")
-    return None
 
 
 def _per_sample_size(ir: IR) -> _Reading | None:

@@ -23,7 +23,9 @@ from typing import Any
 
 from dpcheck.model import Evidence, Span
 from dpcheck.pipelines.binding import Binding
-from dpcheck.pipelines.divisor import BERNOULLI, UNIFORM, DivisorClassifier
+from dpcheck.pipelines.divisor import DivisorClassifier
+from dpcheck.pipelines.provenance import Origin
+from dpcheck.pipelines.vocabulary import calls_in
 from dpcheck.pipelines.generators import Yielded, yielded_batches
 from dpcheck.pipelines.handwritten import assigned_names
 from dpcheck.pipelines.hf_trainer import inherited_loader, sampler_method
@@ -139,7 +141,7 @@ class SamplingAnalyzer:
             iterable = iterable[2][0]
         if iterable[0] == "r" and _EVAL_NAME.search(iterable[1]):
             return None
-        if self.origins.origin(iterable, ctx) == "loader":
+        if self.origins.origin(iterable, ctx) == Origin.LOADER:
             return self.loader(iterable, ctx)
         if iterable[0] not in ("r", "call"):
             return None
@@ -411,7 +413,7 @@ class SamplingAnalyzer:
         # The enclosing range() counts all steps only when no outer loop (epochs) repeats it.
         steps = self.index.loop_count(ctx, stmt) if stmt["ld"] == 1 else None
         for node in walk(stmt["e"]):
-            if node[0] == "call" and tail_name(callee_name(node)) in BERNOULLI:
+            if node[0] == "call" and calls_in("bernoulli_draws", node, ctx, self.index):
                 rate, population = _bernoulli_arguments(node)
                 found.append(Sampling("poisson", [Evidence("sampler", _span(ctx, node, stmt),
                                                            "Bernoulli mask: Poisson sampling")],
@@ -430,14 +432,14 @@ class SamplingAnalyzer:
                     population=(ctx, node[2][0]) if node[2] else None,
                     batch=self._slice_width(ctx)))
             elif node[0] == "cmp" and node[1] in ("<", "<=") and node[2][0] == "call" \
-                    and tail_name(callee_name(node[2])) in UNIFORM:
+                    and calls_in("uniform_draws", node[2], ctx, self.index):
                 draw = node[2]
                 found.append(Sampling("poisson", [Evidence(
                     "sampler", _span(ctx, draw, stmt), "uniform draw < q: Poisson sampling")],
                     rate=(ctx, node[3]), steps=steps,
                     population=(ctx, draw[2][0]) if draw[2] else None))
             elif node[0] == "cmp" and node[1] in (">", ">=") and node[2][0] == "call" \
-                    and tail_name(callee_name(node[2])) in UNIFORM and node[2][2]:
+                    and calls_in("uniform_draws", node[2], ctx, self.index) and node[2][2]:
                 draw = node[2]
                 found.append(Sampling("poisson", [Evidence(
                     "sampler", _span(ctx, draw, stmt), "uniform draw > 1 - q: Poisson sampling")],

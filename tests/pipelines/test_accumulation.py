@@ -211,6 +211,7 @@ def test_accumulated_steps_of_a_range_loop(tmp_path: Path, draws: int, flushes: 
 
 RUNNING = '''
 import torch
+from torchvision import datasets
 
 Q = 0.01
 
@@ -225,13 +226,16 @@ def train(x_all, dataset):
         seen += len(x)
         count += 1
         print(seen, count, fixed)
+
+
+train(torch.randn(60000, 784), datasets.MNIST("data", train=True, download=True))
 '''
 
 
 def test_a_running_total_has_the_kind_of_what_it_adds(tmp_path: Path) -> None:
     index = ProjectIndex(make_project(tmp_path, {"m.py": RUNNING}))
     divisors = DivisorClassifier(index)
-    at = Ctx("m.py", "train", 16)
+    at = Ctx("m.py", "train", 17)
     assert divisors.classify(["r", "seen"], at).kind == "realized"
     assert divisors.classify(["r", "count"], at).kind == "constant"
     assert divisors.classify(["r", "fixed"], at).kind == "floor-expected"

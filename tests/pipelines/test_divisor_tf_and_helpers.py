@@ -107,7 +107,7 @@ def test_origin_of_project_function_results(tmp_path: Path, expr: IR, origin: st
     return that cannot be the one unpacked into three names, so element 1 is the DataLoader."""
     project = make_project(tmp_path, {"helpers.py": HELPERS, "main.py": USES})
     origins = DivisorClassifier(ProjectIndex(project))
-    assert origins.origin(expr, Ctx("main.py", "<module>")) == origin
+    assert origins.origin(expr, Ctx("main.py", "<module>")).value == origin
 
 
 def test_len_of_a_helper_loader_is_a_fixed_round_count(tmp_path: Path) -> None:
@@ -142,4 +142,4 @@ def test_a_recursive_helper_decides_nothing_and_ends(tmp_path: Path) -> None:
     the returns disagree (a loader and unknown) and the origin is unknown."""
     project = make_project(tmp_path, {"main.py": RECURSIVE})
     origins = DivisorClassifier(ProjectIndex(project))
-    assert origins.origin(["r", "loader"], Ctx("main.py", "<module>")) == "unknown"
+    assert origins.origin(["r", "loader"], Ctx("main.py", "<module>")).value == "unknown"

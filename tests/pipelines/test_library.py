@@ -25,8 +25,11 @@ class PrivacyEngine:
 {body}
 '''
 
+#: Each era reads ``data_loader`` through the loader API (``.dataset``): a loader, whatever it
+#: is called; era A divides by the size of a batch it yields.
 ERAS = {
-    "A": "        for x, y in data_loader:\n            for p in self.module.parameters():\n"
+    "A": "        size = len(data_loader.dataset)\n"
+         "        for x, y in data_loader:\n            for p in self.module.parameters():\n"
          "                p.grad /= x.shape[0]\n",
     "EA": "        self.avg_batch_size = len(data_loader.dataset) * sample_rate\n"
           "        for p in self.module.parameters():\n"
