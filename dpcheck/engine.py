@@ -26,7 +26,8 @@ from dpcheck.discover.requirement import DP_LIBRARIES
 from dpcheck.model import Finding, ParamValue, Pipeline, ScanError, ScanResult, Severity, Span
 from dpcheck.parse.analysis import FileAnalysis, Summary, analyze_file
 from dpcheck.parse.cache import AnalysisCache
-from dpcheck.parse.source import MAX_FILE_BYTES, blob_id
+from dpcheck.parse.notebook import display_text
+from dpcheck.parse.source import MAX_FILE_BYTES, SourceProblem, blob_id
 from dpcheck.progress import ProgressCallback
 from dpcheck.project import Project
 from dpcheck.suppress import Suppression, apply_suppressions
@@ -196,14 +197,13 @@ def _facts_with_overrides(facts: ProjectFacts, versions: Mapping[str, str], wher
     return replace(facts, pins=kept + tuple(overridden.values()))
 
 
-def _dp001(analysis: FileAnalysis, severity: Severity, source_line: str) -> Finding:
-    assert analysis.problem is not None
-    problem = analysis.problem
+def _dp001(path: str, problem: SourceProblem, severity: Severity, source_line: str) -> Finding:
+    """The DP001 finding of a file (or, in a notebook, a cell) that could not be analysed."""
     return Finding(
         rule="DP001",
         severity=severity,
-        span=Span(analysis.path, problem.line, problem.column),
-        message=f"cannot analyse {analysis.path}: {problem.message}",
+        span=Span(path, problem.line, problem.column),
+        message=f"cannot analyse {path}: {problem.message}",
         context=source_line.strip() or problem.message,
     )
 
@@ -350,7 +350,7 @@ def run(settings: Settings, progress: ProgressCallback | None = None) -> ScanRes
 
     def load_source(rel: str) -> str | None:
         data = contents.get(rel)
-        return None if data is None else data.decode("utf-8", errors="replace")
+        return None if data is None else display_text(rel, data)
 
     cache_dir = options.cache_dir or root / CACHE_DIRNAME
     cache = AnalysisCache(cache_dir if options.use_cache else None, f"max={MAX_FILE_BYTES}")
@@ -374,10 +374,13 @@ def run(settings: Settings, progress: ProgressCallback | None = None) -> ScanRes
             result.errors.append(
                 ScanError(analysis.path, f"internal error: {analysis.internal_error}", internal=True)
             )
-        if analysis.problem is not None and is_reported(analysis.path):
+        problems = (analysis.problem,) if analysis.problem is not None else analysis.skipped
+        if problems and is_reported(analysis.path):
             text = lines.setdefault(analysis.path, (load_source(analysis.path) or "").splitlines())
-            line = text[analysis.problem.line - 1] if 0 < analysis.problem.line <= len(text) else ""
-            findings.append(_dp001(analysis, dp001, line))
+            findings.extend(
+                _dp001(analysis.path, p, dp001, text[p.line - 1] if 0 < p.line <= len(text) else "")
+                for p in problems
+            )
     findings = [
         f for f in findings if f.rule in settings.active_rules and not _per_file_ignored(f, config)
     ]
@@ -397,6 +400,7 @@ def run(settings: Settings, progress: ProgressCallback | None = None) -> ScanRes
     if settings.strict:
         result.suppression_issues = [i for i in outcome.issues if is_reported(i.span.path)]
     result.files_scanned = len(reported) if reported is not None else len(contents)
+    result.cells = {p: a.layout for p, a in analyses.items() if a.layout is not None}
     result.errors.sort(key=lambda e: (e.path, e.message))
     return result
 
