@@ -147,30 +147,21 @@ def _python_kernel(document: dict[str, Any]) -> bool:
 def parse_notebook(
     notebook: NotebookSource, path: str
 ) -> tuple[ast.Module | SourceProblem, tuple[SourceProblem, ...]]:
-    """The notebook's module tree, and the cells left out because they do not parse (one
-    problem each, in module coordinates). When even the cells that parse on their own do not
-    parse together (``from __future__`` in a later cell), the cell holding the error is left out
-    too; a problem outside every cell is the notebook's own (returned instead of a tree)."""
+    """The notebook's module tree, and the cells left out because they do not parse on their
+    own (one problem each, in module coordinates). Cells that each parse make a module that
+    parses; a problem left after the broken cells are left out (the parser's own limits) is
+    the notebook's, returned instead of a tree."""
     tree = parse_python(notebook.module, path)
     if not isinstance(tree, SourceProblem):
         return tree, ()
     module = notebook.module
-    skipped: dict[int, SourceProblem] = {}
+    skipped: list[SourceProblem] = []
     for number, first, source in notebook.cells():
         problem = parse_python(source, path)
         if isinstance(problem, SourceProblem):
-            skipped[number] = _in_cell(problem, number, first)
+            skipped.append(_in_cell(problem, number, first))
             module = _blank(module, notebook.layout, number)
-    while True:
-        tree = parse_python(module, path)
-        if not isinstance(tree, SourceProblem):
-            return tree, tuple(sorted(skipped.values(), key=lambda p: p.line))
-        placed = notebook.layout.cell_at(tree.line)
-        if placed is None or placed[0] in skipped:
-            return tree, tuple(sorted(skipped.values(), key=lambda p: p.line))
-        number, first = placed
-        skipped[number] = _in_cell(replace(tree, line=tree.line - first + 1), number, first)
-        module = _blank(module, notebook.layout, number)
+    return parse_python(module, path) if skipped else tree, tuple(skipped)
 
 
 def _in_cell(problem: SourceProblem, number: int, first: int) -> SourceProblem:
