@@ -6,7 +6,9 @@ runs a cell; dpcheck rewrites them too, line for line, so every line keeps its n
 
 * a line magic, shell escape, help request or magic assignment at the start of a logical line
   becomes ``pass`` at its indentation (so a block holding only ``!pip install x`` stays a block),
-  and so do the lines it continues onto with a trailing backslash;
+  and so do the lines it continues onto with a trailing backslash; a line that starts with the
+  name of a magic IPython runs without its ``%`` (``cd data``, ``pip install opacus``: automagic)
+  counts as that magic when it is not Python on its own;
 * ``%time stmt`` (and the other magics of ``python_line_magics`` in
   ``dpcheck/data/ipython_magics.json``) leaves ``stmt``; the columns removed are recorded, so a
   reported column still points into the cell's own text;
@@ -25,6 +27,7 @@ version to the next, on the very IPython lines it would have to find.
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 import shlex
@@ -47,6 +50,7 @@ _STRING_END: dict[str, re.Pattern[str]] = {
 #: and the autocall escapes (``/f x``, ``,f a b``, ``;f a b``).
 _ESCAPES = ("%", "!", "?", "/", ",", ";")
 _MAGIC = re.compile(r"%{1,2}(?P<name>\w+)(?P<rest>.*)", re.DOTALL)
+_FIRST_WORD = re.compile(r"\w+")
 #: ``target = %magic ...`` or ``target = !cmd``: a magic or shell escape whose output is kept.
 _ASSIGNED = re.compile(r"[\w\s.,*\[\]]+?=\s*[%!]")
 
@@ -57,13 +61,15 @@ class MagicTable:
 
     python_line: frozenset[str]
     python_cell: frozenset[str]
+    automagic: frozenset[str]
 
 
 @lru_cache(maxsize=1)
 def magic_table() -> MagicTable:
     """The shipped table, validated: each list must hold magic names (identifiers)."""
     data: Any = json.loads(resources.files("dpcheck.data").joinpath(_TABLE).read_text("utf-8"))
-    return MagicTable(_names(data, "python_line_magics"), _names(data, "python_cell_magics"))
+    return MagicTable(_names(data, "python_line_magics"), _names(data, "python_cell_magics"),
+                      _names(data, "automagic_names"))
 
 
 def _names(data: Any, key: str) -> frozenset[str]:
@@ -148,7 +154,8 @@ def python_cell(lines: Sequence[str], table: MagicTable | None = None) -> Python
     index = start
     while index < len(out):
         line = out[index]
-        if not scanner.at_statement_start or not _is_ipython(line, scanner):
+        magic = _ipython(line, table) if scanner.at_statement_start else None
+        if magic is None:
             scanner.feed(line)
             index += 1
             continue
@@ -156,29 +163,45 @@ def python_cell(lines: Sequence[str], table: MagicTable | None = None) -> Python
         end = index
         while out[end].endswith("\\") and end + 1 < len(out):
             end += 1
-        kept = _kept_statement(line.lstrip(), table) if end == index else None
+        kept = _kept_statement(magic, table) if end == index else None
         if kept is not None:
             out[index] = indent + kept
             shifts.append((index + 1, len(line) - len(out[index])))
         else:
             out[index : end + 1] = [indent + NEUTRAL] * (end + 1 - index)
-            target = _run_target(line.lstrip())
+            target = _run_target(magic)
             if target is not None:
                 runs.append((index + 1, target))
         index = end + 1
     return PythonCell(tuple(out), tuple(shifts), tuple(runs))
 
 
-def _is_ipython(line: str, scanner: _Scanner) -> bool:
-    """Whether a line that starts a statement is IPython syntax rather than Python."""
+def _ipython(line: str, table: MagicTable) -> str | None:
+    """The IPython syntax a line that starts a statement is (an automagic line with its ``%``
+    put back), or None when it is Python."""
     stripped = line.lstrip()
     if not stripped or stripped.startswith("#"):
-        return False
+        return None
     if stripped.startswith(_ESCAPES) or _ASSIGNED.match(stripped):
-        return True
+        return stripped
     probe = _Scanner()
-    code = line[: probe.feed(line)].rstrip()
-    return code.endswith("?") and probe.quote is None
+    code = line[: probe.feed(line)].strip()
+    if not probe.at_statement_start:
+        return None  # it opens a bracket or a string: a Python statement going on
+    if code.endswith("?"):
+        return stripped
+    word = _FIRST_WORD.match(code)
+    if word is not None and word.group() in table.automagic and not _is_python(code):
+        return f"%{stripped}"
+    return None
+
+
+def _is_python(code: str) -> bool:
+    try:
+        ast.parse(code)
+    except (SyntaxError, ValueError):
+        return False
+    return True
 
 
 def _kept_statement(stripped: str, table: MagicTable) -> str | None:

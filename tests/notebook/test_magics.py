@@ -64,6 +64,33 @@ def test_python_that_looks_like_ipython_is_kept(lines: list[str]) -> None:
     assert python_cell(lines).lines == tuple(lines)
 
 
+@pytest.mark.parametrize(
+    "line", ["cd noise-in-dpsgd-2020", "pip install -q opacus==1.4.0", "matplotlib inline",
+             "load_ext autoreload", "ls -la data/ | head"],
+)
+def test_magics_typed_without_percent_are_automagic(line: str) -> None:
+    cell = python_cell(["import torch", line, "x = 1"])
+    assert cell.lines == ("import torch", NEUTRAL, "x = 1")
+
+
+def test_automagic_run_and_time_act_like_their_percent_forms() -> None:
+    cell = python_cell(["run helpers.py", "time train(model)"])
+    assert cell.lines == (NEUTRAL, "train(model)")
+    assert cell.runs == ((1, "helpers.py"),) and cell.shifts == ((2, len("time ")),)
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        ["time.sleep(1)", "cd = 3", "ls", "save(model, 'model.pt')", "who is None"],
+        ["config = dict(", "    sigma=1.1,", ")"],
+        ["run = (experiment", "       .start())"],
+    ],
+)
+def test_python_starting_with_a_magic_name_is_kept(lines: list[str]) -> None:
+    assert python_cell(lines).lines == tuple(lines)
+
+
 def test_a_magic_in_a_block_keeps_the_block_and_its_continuations_are_neutral() -> None:
     lines = ["if gpu:", "    !pip install cupy \\", "        numba", "    %env A=1", "done = True"]
     cell = python_cell(lines)
@@ -157,8 +184,10 @@ def test_the_shipped_table_and_its_validation(tmp_path: Path, monkeypatch: pytes
     assert isinstance(table, MagicTable)
     assert {"time", "timeit"} <= table.python_line and "capture" in table.python_cell
     assert "bash" not in table.python_cell and "run" not in table.python_line
+    assert {"cd", "pip", "run"} <= table.automagic
     (tmp_path / "ipython_magics.json").write_text(
-        json.dumps({"python_line_magics": ["time"], "python_cell_magics": "capture"})
+        json.dumps({"python_line_magics": ["time"], "python_cell_magics": "capture",
+                    "automagic_names": ["cd"]})
     )
     monkeypatch.setattr(magics.resources, "files", lambda package: tmp_path)
     with pytest.raises(ValueError, match="python_cell_magics"):
