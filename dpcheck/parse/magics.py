@@ -150,9 +150,10 @@ def python_cell(lines: Sequence[str], table: MagicTable | None = None) -> Python
         start = first + 1
     shifts: list[tuple[int, int]] = []
     runs: list[tuple[int, str]] = []
+    suspects = [i for i in range(start, len(out)) if _suspect(out[i], table)]
     scanner = _Scanner()
     index = start
-    while index < len(out):
+    while suspects and index <= suspects[-1]:
         line = out[index]
         magic = _ipython(line, table) if scanner.at_statement_start else None
         if magic is None:
@@ -174,6 +175,18 @@ def python_cell(lines: Sequence[str], table: MagicTable | None = None) -> Python
                 runs.append((index + 1, target))
         index = end + 1
     return PythonCell(tuple(out), tuple(shifts), tuple(runs))
+
+
+def _suspect(line: str, table: MagicTable) -> bool:
+    """A cheap test every IPython line passes (and most Python lines fail): only cells with
+    such lines are scanned."""
+    stripped = line.lstrip()
+    if stripped.startswith(_ESCAPES) or "?" in stripped:
+        return True
+    if "=" in stripped and ("%" in stripped or "!" in stripped):
+        return True
+    word = _FIRST_WORD.match(stripped)
+    return word is not None and word.group() in table.automagic
 
 
 def _ipython(line: str, table: MagicTable) -> str | None:

@@ -67,28 +67,15 @@ def read_notebook(data: bytes, max_bytes: int) -> NotebookSource | SourceProblem
     """The notebook in ``data`` as Python, a ``SourceProblem`` saying why it cannot be read
     (too large, not JSON, not nbformat 4, malformed cells), or None when its kernel is not
     Python."""
-    if len(data) > max_bytes:
-        return SourceProblem(f"notebook is too large to analyse ({len(data)} bytes > {max_bytes})")
-    try:
-        document = json.loads(data)
-    except json.JSONDecodeError as exc:
-        return SourceProblem(f"not a Jupyter notebook: invalid JSON ({exc.msg})", exc.lineno, exc.colno)
-    except (UnicodeDecodeError, RecursionError) as exc:
-        return SourceProblem(f"not a Jupyter notebook: cannot read its JSON ({exc})")
-    cells = _cells(document)
-    if isinstance(cells, SourceProblem):
+    cells = code_cells(data, max_bytes)
+    if cells is None or isinstance(cells, SourceProblem):
         return cells
-    if not _python_kernel(document):
-        return None
     module: list[str] = []
     text: list[str] = []
     placed: list[tuple[int, int, int]] = []
     shifts: list[tuple[int, int]] = []
     runs: list[tuple[int, str]] = []
-    for number, source in cells:
-        lines = _NEWLINE.split(source)
-        if lines[-1] == "":
-            lines.pop()
+    for number, lines in cells:
         first = len(module) + 1
         python = python_cell(lines)
         placed.append((number, first, len(lines)))
@@ -102,6 +89,31 @@ def read_notebook(data: bytes, max_bytes: int) -> NotebookSource | SourceProblem
         CellLayout(tuple(placed), tuple(shifts)),
         tuple(runs),
     )
+
+
+def code_cells(data: bytes, max_bytes: int) -> list[tuple[int, list[str]]] | SourceProblem | None:
+    """``(cell number, lines without line breaks)`` of each code cell of the notebook in
+    ``data``, a problem when it cannot be read, None when its kernel is not Python."""
+    if len(data) > max_bytes:
+        return SourceProblem(f"notebook is too large to analyse ({len(data)} bytes > {max_bytes})")
+    try:
+        document = json.loads(data)
+    except json.JSONDecodeError as exc:
+        return SourceProblem(f"not a Jupyter notebook: invalid JSON ({exc.msg})", exc.lineno, exc.colno)
+    except (UnicodeDecodeError, RecursionError) as exc:
+        return SourceProblem(f"not a Jupyter notebook: cannot read its JSON ({exc})")
+    cells = _cells(document)
+    if isinstance(cells, SourceProblem):
+        return cells
+    if not _python_kernel(document):
+        return None
+    found = []
+    for number, source in cells:
+        lines = _NEWLINE.split(source)
+        if lines[-1] == "":
+            lines.pop()
+        found.append((number, lines))
+    return found
 
 
 def _cells(document: Any) -> list[tuple[int, str]] | SourceProblem:
@@ -224,7 +236,7 @@ def display_text(path: str, data: bytes) -> str:
     """The text reports quote for a file: a notebook's code cells as written (line for line
     the lines spans count), any other file decoded as UTF-8."""
     if is_notebook(path):
-        notebook = read_notebook(data, len(data))
-        if isinstance(notebook, NotebookSource):
-            return notebook.text
+        cells = code_cells(data, len(data))
+        if isinstance(cells, list):
+            return "".join(f"{line}\n" for _, lines in cells for line in lines)
     return data.decode("utf-8", errors="replace")
