@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import ast
 import json
-from pathlib import Path
 
 import pytest
 
 from dpcheck.parse.notebook import (
     NotebookSource,
+    display_text,
     notebook_suppressions,
     parse_notebook,
     read_notebook,
@@ -56,6 +56,14 @@ def test_magics_are_neutral_in_the_module_and_kept_in_the_text() -> None:
     assert source.module == "pass\nimport opacus\nfit(model)\n"
     assert source.text == "%pip install opacus\nimport opacus\n%time fit(model)\n"
     assert source.layout.shifts == ((3, len("%time ")),)
+
+
+def test_reports_quote_the_cells_as_written() -> None:
+    data = json.dumps(notebook([code("%pip install opacus\nimport opacus"), markdown("# x"),
+                                code("!ls")])).encode()
+    assert display_text("nb.ipynb", data) == "%pip install opacus\nimport opacus\n!ls\n"
+    assert display_text("nb.ipynb", b'{"cells": [') == '{"cells": ['
+    assert display_text("t.py", "x = 'é'\n".encode()) == "x = 'é'\n"
 
 
 def test_outputs_counts_metadata_and_attachments_are_never_read() -> None:
