@@ -8,6 +8,8 @@ import ast
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dpcheck.parse.notebook import (
     NotebookSource,
@@ -176,3 +178,22 @@ def test_every_fixture_notebook_reads_and_its_module_parses() -> None:
         assert isinstance(source, NotebookSource)
         assert source.module.count("\n") == source.text.count("\n")
         assert isinstance(parse_notebook(source, path.name)[0], ast.Module)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["code", "markdown", "raw"]), st.text(max_size=80)),
+                max_size=6))
+def test_any_cell_text_reads_without_error_and_keeps_every_line(cells: list[tuple[str, str]]) -> None:
+    """Whatever a cell holds (IPython, binary-ish text, unbalanced quotes), reading never raises,
+    the module has exactly the cells' lines, and the layout accounts for each of them."""
+    document = notebook([{"cell_type": kind, "source": text, "metadata": {}, "outputs": [],
+                          "execution_count": None} for kind, text in cells])
+    source = _read(document)
+    assert source.module.count("\n") == source.text.count("\n")
+    assert sum(count for _, _, count in source.layout.cells) == source.text.count("\n")
+    assert [n for n, _, _ in source.layout.cells] == [
+        i for i, (kind, _) in enumerate(cells, start=1) if kind == "code"]
+    tree, skipped = parse_notebook(source, "nb.ipynb")
+    assert isinstance(tree, (ast.Module, SourceProblem))
+    assert all(source.layout.cell_at(p.line) is not None for p in skipped)
+    notebook_suppressions(source)
