@@ -26,6 +26,7 @@ from dpcheck.discover.requirement import DP_LIBRARIES
 from dpcheck.model import Finding, ParamValue, Pipeline, ScanError, ScanResult, Span
 from dpcheck.parse.analysis import FileAnalysis, Summary, analyze_file
 from dpcheck.parse.cache import AnalysisCache
+from dpcheck.parse.notebook import display_text
 from dpcheck.parse.source import MAX_FILE_BYTES, blob_id
 from dpcheck.progress import ProgressCallback
 from dpcheck.project import Project
@@ -127,12 +128,16 @@ class _Analyzer:
         self.analyses = {rel: a for rel, a in self.analyses.items() if rel in paths}
 
     def imports(self, rel: str) -> list[str]:
-        """The dotted targets the file ``rel`` imports (from its summary, analysing it now)."""
+        """The dotted targets the file ``rel`` imports or, a notebook, ``%run``s (from its
+        summary, analysing it now)."""
         if rel not in self.analyses:
             job = (rel, self.contents[rel], self.markers, True, MAX_FILE_BYTES)
             self._store(rel, *_analyze_job(job))
         summary = self.summary(rel)
-        return list(summary["imports"].values()) if summary else []
+        if summary is None:
+            return []
+        runs = [run["module"] for run in summary.get("runs", ())]
+        return [*summary["imports"].values(), *runs]
 
     def run(self, progress: ProgressCallback | None = None) -> dict[str, FileAnalysis]:
         """The light analysis of every file, from the cache where possible."""
@@ -357,7 +362,7 @@ def run(settings: Settings, progress: ProgressCallback | None = None) -> ScanRes
 
     def load_source(rel: str) -> str | None:
         data = contents.get(rel)
-        return None if data is None else data.decode("utf-8", errors="replace")
+        return None if data is None else display_text(rel, data)
 
     cache_dir = options.cache_dir or root / CACHE_DIRNAME
     cache = AnalysisCache(cache_dir if options.use_cache else None, f"max={MAX_FILE_BYTES}")
@@ -400,6 +405,7 @@ def run(settings: Settings, progress: ProgressCallback | None = None) -> ScanRes
     if settings.strict:
         result.suppression_issues = [i for i in outcome.issues if is_reported(i.span.path)]
     result.files_scanned = len(reported) if reported is not None else len(contents)
+    result.cells = {p: a.layout for p, a in analyses.items() if a.layout is not None}
     result.errors.sort(key=lambda e: (e.path, e.message))
     return result
 

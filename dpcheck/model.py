@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
+from dpcheck.locations import CellLayout, place_in_cells
+
 PARAM_NAMES: tuple[str, ...] = (
     "sigma",
     "clip",
@@ -112,7 +114,9 @@ class Severity(str, Enum):
 
 @dataclass(frozen=True, order=True)
 class Span:
-    """A source region. ``path`` is POSIX, relative to the scan root; line and column are 1-based."""
+    """A source region. ``path`` is POSIX, relative to the scan root; line and column are 1-based.
+    In a notebook they count in the module its code cells make; ``dpcheck.locations`` places
+    them in a cell for the reader."""
 
     path: str
     line: int
@@ -382,7 +386,9 @@ class ScanError:
 
 @dataclass
 class ScanResult:
-    """Everything a scan produced; the single input of every report renderer."""
+    """Everything a scan produced; the single input of every report renderer. ``cells`` maps
+    each scanned notebook's path to the layout of its code cells, so renderers can place its
+    spans in cells."""
 
     pipelines: list[Pipeline] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
@@ -390,9 +396,12 @@ class ScanResult:
     files_scanned: int = 0
     suppressed: int = 0
     suppression_issues: list[Any] = field(default_factory=list)
+    cells: dict[str, CellLayout] = field(default_factory=dict)
 
     def to_json(self, version: str) -> dict[str, Any]:
-        return {
+        """The report's JSON document; every span-shaped object carries ``cell`` (see
+        ``dpcheck.locations.place_in_cells``)."""
+        document = {
             "dpcheck": version,
             "pipelines": [p.to_json() for p in self.pipelines],
             "findings": [f.to_json() for f in self.findings],
@@ -401,3 +410,4 @@ class ScanResult:
             "suppressed": self.suppressed,
             "suppression_issues": [i.to_json() for i in self.suppression_issues],
         }
+        return place_in_cells(document, self.cells)

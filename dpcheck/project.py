@@ -5,10 +5,16 @@ possibly DP-relevant) are summarised eagerly, in parallel and cached; any other 
 the project is summarised lazily, the first time a pipeline follows an import into it (a config
 module holding ``SIGMA = 1.1``, say). Summaries are the JSON-serialisable output of
 ``dpcheck.sites.summarize_tree``; they are loaded through ``_load`` only when first asked for.
+
+A notebook's ``%run script.py`` runs the script in the notebook's namespace: every name the
+script defines or imports is then a name of the notebook. Its summary lists such scripts
+(``runs``); ``Project.summary`` turns each into imports of the script's names, so name
+resolution follows them like any ``from script import name``.
 """
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,7 +50,8 @@ class Project:
     def summary(self, path: str) -> Summary | None:
         """The summary of a project file (None if it is unparsable or not a project file)."""
         if path not in self._summaries:
-            self._summaries[path] = self._load(path) if path in self.paths else None
+            summary = self._load(path) if path in self.paths else None
+            self._summaries[path] = _with_runs(summary, self.summary) if summary else summary
         return self._summaries[path]
 
     def candidate_paths(self) -> tuple[str, ...]:
@@ -62,3 +69,40 @@ class Project:
     def is_reported(self, path: str) -> bool:
         """Whether findings anchored in ``path`` are reported in this scan."""
         return self.reported is None or path in self.reported
+
+
+def _with_runs(summary: Summary, load: Callable[[str], Summary | None]) -> Summary:
+    """``summary`` with the names of every script it ``%run``s added to its imports (a name the
+    module imports itself keeps its own meaning): what the script defines at module level as
+    ``<script module>.<name>``, what the script imports as the script imports it (a relative
+    import only when the script sits in the same folder, where it means the same)."""
+    runs = summary.get("runs")
+    if not runs:
+        return summary
+    imports = dict(summary["imports"])
+    for run in runs:
+        script = load(run["path"])
+        if not script:
+            continue
+        for name in _defined_names(script):
+            imports.setdefault(name, f"{run['module']}.{name}")
+        beside = posixpath.dirname(run["path"]) == posixpath.dirname(summary["path"])
+        for name, target in script["imports"].items():
+            if beside or not target.startswith("."):
+                imports.setdefault(name, target)
+    return {**summary, "imports": imports}
+
+
+def _defined_names(summary: Summary) -> list[str]:
+    """The names a module binds at module level: its functions and classes, and the plain
+    names (and names unpacked) its module-level statements assign."""
+    names = [q for q in summary["scopes"] if q != "<module>" and "." not in q]
+    pending = [s["t"] for s in summary["scopes"]["<module>"]["stmts"]
+               if s["k"] in ("assign", "for", "with")]
+    while pending:
+        target = pending.pop()
+        if isinstance(target, list):
+            pending.extend(target)
+        elif isinstance(target, str) and target.isidentifier():
+            names.append(target)
+    return names

@@ -1,5 +1,6 @@
 """Every fixture project under ``fixtures/`` is scanned by the real engine and compared with its
-``expected.json`` (mechanism, sampling, accountant, listed params, the exact set of findings)."""
+``expected.json`` (mechanism, sampling, accountant, listed params, the exact set of findings).
+A finding in a notebook is expected at its cell and the line in that cell."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from typing import Any
 import pytest
 
 from dpcheck import engine
+from dpcheck.locations import locate
 from dpcheck.model import Pipeline
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
@@ -53,6 +55,7 @@ def test_fixture_scan_matches_expected(folder: Path) -> None:
         for name, value in want.get("params", {}).items():
             assert name in got.params, (name, sorted(got.params))
             assert math.isclose(got.params[name].value, value, rel_tol=1e-9), (name, got.params[name])
-    fired = {(f.rule, relative(f.span.path), f.span.line) for f in result.findings}
-    wanted = {(f["rule"], f["path"], f["line"]) for f in expected["findings"]}
+    located = [(f.rule, locate(f.span, result.cells.get(f.span.path))) for f in result.findings]
+    fired = {(rule, relative(at.path), at.cell, at.line) for rule, at in located}
+    wanted = {(f["rule"], f["path"], f.get("cell"), f["line"]) for f in expected["findings"]}
     assert fired == wanted, [f.message for f in result.findings]

@@ -21,7 +21,9 @@ import git
 import pytest
 import yaml
 
-from dpcheck.discover.files import is_dependency_file
+from identify import identify
+
+from dpcheck.discover.files import SOURCE_SUFFIXES, is_dependency_file
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = REPO_ROOT / "fixtures"
@@ -70,11 +72,20 @@ def test_hook_definition_is_the_core_install_passing_file_names() -> None:
         "Pipfile.lock",
         "pyproject.toml.bak",
         "train.pyc",
+        "tutorial.ipynb",
+        "notebooks/02 training.ipynb",
+        "notebook.ipynb.bak",
+        "data/table.json",
     ],
 )
-def test_files_pattern_matches_python_and_exactly_the_dependency_files(path: str) -> None:
-    expected = path.endswith(".py") or is_dependency_file(PurePosixPath(path))
-    assert bool(re.search(_hook()["files"], path)) is expected
+def test_the_hook_selects_python_notebooks_and_exactly_the_dependency_files(path: str) -> None:
+    """pre-commit runs a hook on a file its ``files`` pattern matches and whose identify tags
+    meet ``types_or``; both are checked, the tags with pre-commit's own classifier."""
+    hook = _hook()
+    expected = path.endswith(SOURCE_SUFFIXES) or is_dependency_file(PurePosixPath(path))
+    tags = identify.tags_from_filename(path)
+    selected = bool(re.search(hook["files"], path)) and bool(tags & set(hook["types_or"]))
+    assert selected is expected
 
 
 def _snapshot(dest: Path) -> Path:
@@ -142,6 +153,13 @@ def test_hook_fails_on_a_dp101_project(hook_runner, tmp_path: Path) -> None:  # 
     assert proc.returncode == 1, output
     assert re.search(r"dpcheck\.+Failed", output)
     assert "train_cifar.py:48:5: DP101" in output
+
+
+def test_hook_reports_a_notebook_at_its_cell(hook_runner, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    proc = hook_runner(_project(tmp_path, "notebook_opacus_tutorial"), "--all-files")
+    output = proc.stdout + proc.stderr
+    assert proc.returncode == 1, output
+    assert "tutorial.ipynb:cell 10:2:34: DP101" in output
 
 
 def test_hook_passes_on_a_clean_project(hook_runner, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

@@ -12,6 +12,7 @@ from dpcheck.engine import ScanOptions, settle
 from dpcheck.errors import DpcheckError
 from dpcheck.gate import GateOptions, GateOutcome, gated_scan
 from dpcheck.model import ScanResult, Severity
+from dpcheck.parse.notebook import display_text
 from dpcheck.progress import progress_display
 from dpcheck.report import FORMATS, render
 
@@ -107,7 +108,7 @@ def execute(args: argparse.Namespace) -> int:
     sources = {
         f.span.path: text
         for f in result.findings
-        if (text := _read_text(settings.root / f.span.path)) is not None
+        if (text := _read_text(settings.root, f.span.path)) is not None
     }
     color = (
         args.format == "text"
@@ -152,8 +153,9 @@ def _findings(n: int) -> str:
     return f"{n} finding{'' if n == 1 else 's'}"
 
 
-def _read_text(path: Path) -> str | None:
+def _read_text(root: Path, path: str) -> str | None:
+    """The text a code frame quotes for ``path`` (a notebook's code cells), None if unreadable."""
     try:
-        return path.read_text(encoding="utf-8", errors="replace")
+        return display_text(path, (root / path).read_bytes())
     except OSError:
         return None

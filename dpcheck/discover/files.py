@@ -1,4 +1,4 @@
-"""Which files a scan reads: Python sources and dependency files, git-aware.
+"""Which files a scan reads: Python sources, Jupyter notebooks and dependency files, git-aware.
 
 Inside a git work tree the listing is git's own (tracked files plus untracked files that no
 ignore rule hides); outside one, or in a folder git ignores (a site-packages inside a pyenv
@@ -28,8 +28,11 @@ import git
 import pathspec
 
 from dpcheck.errors import DpcheckError
+from dpcheck.parse.notebook import NOTEBOOK_SUFFIX
 
 PYTHON_SUFFIX = ".py"
+#: The files read as code: Python modules and Jupyter notebooks (their code cells).
+SOURCE_SUFFIXES: tuple[str, ...] = (PYTHON_SUFFIX, NOTEBOOK_SUFFIX)
 DEPENDENCY_FILE_NAMES: frozenset[str] = frozenset(
     {"pyproject.toml", "setup.py", "setup.cfg", "environment.yml", "environment.yaml", "Pipfile"}
 )
@@ -98,7 +101,8 @@ def _existing(paths: Sequence[Path]) -> list[Path]:
 def discover_files(
     paths: Sequence[Path], include: Sequence[str] = (), exclude: Sequence[str] = ()
 ) -> DiscoveredFiles:
-    """List the files to scan under ``paths`` (the current directory when empty).
+    """List the files to scan under ``paths`` (the current directory when empty): Python files,
+    notebooks (``files``) and dependency files.
 
     The root is the git work-tree top when the first path lies in a git work tree, else the
     deepest folder holding every path (for one path: itself if a directory, else its parent).
@@ -131,7 +135,7 @@ def discover_files(
                 dependencies.add(path)
                 if path.suffix == PYTHON_SUFFIX:
                     found.add(path)
-            elif path.suffix == PYTHON_SUFFIX or path == target:
+            elif path.suffix in SOURCE_SUFFIXES or path == target:
                 found.add(path)
 
     excluded = _matcher(exclude)
@@ -191,7 +195,7 @@ def _ignored(repo: git.Repo, root: Path, directory: Path) -> bool:
 def _git_listing(
     repo: git.Repo, root: Path, directory: Path, problems: list[Problem]
 ) -> list[Path]:
-    """Python and dependency files under ``directory`` that git knows (tracked) or would add
+    """Source and dependency files under ``directory`` that git knows (tracked) or would add
     (untracked, not ignored); untracked ones pass the walk's directory filter below
     ``directory``. Tracked files deleted from the work tree are left out; broken links are
     reported."""
@@ -226,7 +230,7 @@ def _in_skipped_dir(path: Path, top: Path) -> bool:
 
 
 def _walk(top: Path, problems: list[Problem]) -> list[Path]:
-    """Python and dependency files below ``top`` outside skipped directories, in name order.
+    """Source and dependency files below ``top`` outside skipped directories, in name order.
 
     A symbolic link to a directory inside ``top`` is not followed (that directory is listed
     under its own path); one to a directory outside is followed once. A directory whose real
@@ -278,8 +282,8 @@ def _is_dir(entry: os.DirEntry[str]) -> bool:
 
 
 def _wanted(name: str) -> bool:
-    """A cheap name test passed by every Python or dependency file (and a few other files)."""
-    return name.endswith((PYTHON_SUFFIX, ".txt")) or name in DEPENDENCY_FILE_NAMES
+    """A cheap name test passed by every source or dependency file (and a few other files)."""
+    return name.endswith((*SOURCE_SUFFIXES, ".txt")) or name in DEPENDENCY_FILE_NAMES
 
 
 def _link_problem(link: Path) -> str | None:

@@ -1,6 +1,6 @@
 """Reading a git ref's tree from git objects: the project as it was, without a checkout.
 
-The files a scan can read (Python sources and dependency files) are written from their blobs
+The files a scan can read (Python sources, notebooks and dependency files) are written from their blobs
 into a scratch folder with the same layout, and that folder is made a git repository whose index
 holds every exported file, so discovery lists them as tracked files exactly as it would in the
 real work tree at that ref. Nothing in the user's repository changes: no checkout, no stash, no
@@ -14,7 +14,7 @@ from pathlib import Path, PurePosixPath
 
 import git
 
-from dpcheck.discover.files import PYTHON_SUFFIX, is_dependency_file
+from dpcheck.discover.files import SOURCE_SUFFIXES, is_dependency_file
 from dpcheck.errors import DpcheckError
 
 _REGULAR_FILE_MODES = frozenset({0o100644, 0o100755})
@@ -57,9 +57,10 @@ def resolve_ref(root: Path, ref: str) -> RefCommit:
 
 
 def is_exported(path: PurePosixPath, size: int) -> bool:
-    """Whether a blob at ``path`` can matter to a scan: every Python file, every dependency file,
-    and other small ``.txt`` files (a requirements file may include any of them with ``-r``)."""
-    if path.suffix == PYTHON_SUFFIX or is_dependency_file(path):
+    """Whether a blob at ``path`` can matter to a scan: every Python file and notebook, every
+    dependency file, and other small ``.txt`` files (a requirements file may include any of them
+    with ``-r``)."""
+    if path.suffix in SOURCE_SUFFIXES or is_dependency_file(path):
         return True
     return path.suffix == ".txt" and size <= _MAX_OTHER_TXT_BYTES
 

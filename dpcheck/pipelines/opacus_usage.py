@@ -49,7 +49,7 @@ def find_usage(index: ProjectIndex, scopes: Iterable[Ctx]) -> OpacusUsage | None
     attaches: list[tuple[Ctx, IR]] = []
     for where, _, node in index.calls(scopes):
         tail = tail_name(callee_name(node))
-        if tail in ENTRY_CALLS:
+        if tail in ENTRY_CALLS and not _foreign_module_function(index, node, where):
             engine = _engine_of(index, node, where)
             if engine is None or is_opacus_engine(index, engine[1], engine[0]):
                 return OpacusUsage(node, where, engine)
@@ -85,6 +85,17 @@ def is_opacus_engine(index: ProjectIndex, call: IR, ctx: Ctx, depth: int = 0) ->
     where = Ctx(binding.ctx.path, "<module>")
     return any(base and is_opacus_engine(index, ["call", ["r", base], [], {}], where, depth + 1)
                for base in bases)
+
+
+def _foreign_module_function(index: ProjectIndex, call: IR, ctx: Ctx) -> bool:
+    """Whether the call is a function of an imported module that is not Opacus
+    (``jax_privacy.keras_api.make_private``): the same name, another library's API."""
+    name = callee_name(call) or ""
+    if "." not in name:
+        return False
+    binding = index.bind(name.rsplit(".", 1)[0], ctx)
+    return binding is not None and binding.kind == "module" and \
+        binding.name.split(".")[0] != "opacus"
 
 
 def _engine_of(index: ProjectIndex, call: IR, ctx: Ctx) -> tuple[Ctx, IR] | None:

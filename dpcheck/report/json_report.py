@@ -5,7 +5,7 @@ Shape (``ScanResult.to_json``; keys in this order)::
     {
       "dpcheck": "<version>",
       "pipelines": [{
-        "entry": str, "path": str, "line": int,
+        "entry": str, "path": str, "cell": int | null, "line": int,
         "mechanism": "SGM" | "ASGM" | "EASGM" | "FEASGM" | "fixed-mean" | "unknown",
         "sampling": "poisson" | "shuffle" | "unknown",
         "accountant": {"name": str, "assumes": str, "span": SPAN | null,
@@ -21,7 +21,8 @@ Shape (``ScanResult.to_json``; keys in this order)::
       }],
       "findings": [{
         "rule": "DPxxx", "severity": "error" | "warning" | "info",
-        "path": str, "line": int, "column": int, "end_line": int | null, "end_column": int | null,
+        "path": str, "cell": int | null, "line": int, "column": int,
+        "end_line": int | null, "end_column": int | null,
         "message": str, "pipeline": str | null, "evidence": [EVIDENCE, ...],
         "bound": object | null, "fingerprint": str, "context": str
       }],
@@ -31,15 +32,18 @@ Shape (``ScanResult.to_json``; keys in this order)::
       "suppression_issues": [...]
     }
 
-    SPAN     = {"path", "line", "column", "end_line", "end_column"}
-    EVIDENCE = {"role", "path", "line", "column", "end_line", "end_column", "note"}
-    UNDECIDED = {"reason", "path", "line", "column", "end_line", "end_column"}
+    SPAN     = {"path", "cell", "line", "column", "end_line", "end_column"}
+    EVIDENCE = {"role", "path", "cell", "line", "column", "end_line", "end_column", "note"}
+    UNDECIDED = {"reason", "path", "cell", "line", "column", "end_line", "end_column"}
     PARAM    = {"value": number | null, "source": str, "span": SPAN | null,
                 "expression": str | null}
 
-Paths are POSIX and relative to the scan root; lines and columns are 1-based. ``fingerprint`` is
-stable across runs and line shifts. The output is strict JSON: a non-finite float in a bound is
-written as the string ``"Infinity"``, ``"-Infinity"`` or ``"NaN"``.
+Paths are POSIX and relative to the scan root; lines and columns are 1-based. ``cell`` is null in
+a Python file; in a Jupyter notebook it is the cell's number (counting every cell from 1, markdown
+included, as Jupyter lists them) and ``line``, ``column`` and ``end_line`` count within that
+cell. ``fingerprint`` is stable across runs and line shifts (and across re-executions of a
+notebook). The output is strict JSON: a non-finite float in a bound is written as the string
+``"Infinity"``, ``"-Infinity"`` or ``"NaN"``.
 """
 
 from __future__ import annotations

@@ -7,17 +7,22 @@ declared by ``columnKind``), the evidence as ``relatedLocations``, the model's f
 tracks an alert through edits) and the pipeline and bound under ``properties``. Scan errors are
 ``error`` notifications of the single invocation, which then reports ``executionSuccessful:
 false``; suppression issues (``--strict``) are ``warning`` notifications.
+
+A location in a Jupyter notebook names the notebook, with the line of the module its code cells
+make (the concatenated source, as ruff reports it) and the column in the cell's own text; the
+location's ``properties`` add the ``cell`` number and the ``cellLine`` in it.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
 from urllib.parse import quote
 
 from dpcheck import __version__
+from dpcheck.locations import CellLayout, locate
 from dpcheck.model import Evidence, Finding, ScanError, ScanResult, Severity, Span
 from dpcheck.report.jsonable import strict_json
 from dpcheck.report.meta import RuleMeta, SuppressionNotice
@@ -72,6 +77,19 @@ def _physical_location(span: Span) -> dict[str, Any]:
     return {"artifactLocation": _artifact_location(span.path), "region": _region(span)}
 
 
+def _location(span: Span, cells: Mapping[str, CellLayout]) -> dict[str, Any]:
+    """A SARIF ``location``: the span's physical location; in a notebook its line in the
+    concatenated cells, its columns in the cell's text, and the cell in ``properties``."""
+    placed = locate(span, cells.get(span.path))
+    if placed.cell is None:
+        return {"physicalLocation": _physical_location(span)}
+    in_text = Span(span.path, span.line, placed.column, span.end_line, placed.end_column)
+    return {
+        "physicalLocation": _physical_location(in_text),
+        "properties": {"cell": placed.cell, "cellLine": placed.line},
+    }
+
+
 def _rule_descriptor(rule: RuleMeta) -> dict[str, Any]:
     """The rule's ``reportingDescriptor``; a catalog rule's optional ``tags`` join the defaults."""
     severity = Severity(rule.severity)
@@ -92,24 +110,28 @@ def _rule_descriptor(rule: RuleMeta) -> dict[str, Any]:
     return descriptor
 
 
-def _related_location(index: int, evidence: Evidence) -> dict[str, Any]:
+def _related_location(
+    index: int, evidence: Evidence, cells: Mapping[str, CellLayout]
+) -> dict[str, Any]:
     return {
         "id": index,
-        "physicalLocation": _physical_location(evidence.span),
+        **_location(evidence.span, cells),
         "message": _text(f"{evidence.role}: {evidence.note}"),
     }
 
 
-def _result(finding: Finding, rule_index: dict[str, int]) -> dict[str, Any]:
+def _result(
+    finding: Finding, rule_index: dict[str, int], cells: Mapping[str, CellLayout]
+) -> dict[str, Any]:
     result: dict[str, Any] = {"ruleId": finding.rule}
     if finding.rule in rule_index:
         result["ruleIndex"] = rule_index[finding.rule]
     result["level"] = _LEVEL[finding.severity]
     result["message"] = _text(finding.message)
-    result["locations"] = [{"physicalLocation": _physical_location(finding.span)}]
+    result["locations"] = [_location(finding.span, cells)]
     if finding.evidence:
         result["relatedLocations"] = [
-            _related_location(i, e) for i, e in enumerate(finding.evidence, start=1)
+            _related_location(i, e, cells) for i, e in enumerate(finding.evidence, start=1)
         ]
     result["partialFingerprints"] = {FINGERPRINT_KEY: finding.fingerprint}
     properties = {"pipeline": finding.pipeline, "bound": finding.bound}
@@ -127,11 +149,13 @@ def _notification(error: ScanError) -> dict[str, Any]:
     return notification
 
 
-def _suppression_notification(notice: SuppressionNotice) -> dict[str, Any]:
+def _suppression_notification(
+    notice: SuppressionNotice, cells: Mapping[str, CellLayout]
+) -> dict[str, Any]:
     return {
         "level": "warning",
         "message": _text(notice.message),
-        "locations": [{"physicalLocation": _physical_location(notice.span)}],
+        "locations": [_location(notice.span, cells)],
         "properties": {"kind": notice.kind},
     }
 
@@ -150,7 +174,9 @@ def sarif_log(
     rule_index = {rule.id: i for i, rule in enumerate(rules)}
     invocation: dict[str, Any] = {"executionSuccessful": not result.errors}
     notifications = [_notification(e) for e in result.errors]
-    notifications += [_suppression_notification(n) for n in result.suppression_issues]
+    notifications += [
+        _suppression_notification(n, result.cells) for n in result.suppression_issues
+    ]
     if notifications:
         invocation["toolExecutionNotifications"] = notifications
     run = {
@@ -166,7 +192,7 @@ def sarif_log(
         "invocations": [invocation],
         "originalUriBaseIds": _original_uri_base_ids(root),
         "columnKind": "unicodeCodePoints",
-        "results": [_result(f, rule_index) for f in result.findings],
+        "results": [_result(f, rule_index, result.cells) for f in result.findings],
     }
     return {"$schema": SARIF_SCHEMA, "version": SARIF_VERSION, "runs": [run]}
 

@@ -21,15 +21,18 @@ Findings are grouped by file (sorted by path, line, column, rule), one block eac
 
     Found 1 finding (1 error) in 12 files; 1 suppressed; 1 suppression issue; 1 scan error.
 
-Columns are 1-based, as stored in the model. Colour (ANSI) is used only when asked for.
+Columns are 1-based, as stored in the model. A span in a notebook is printed in its cell,
+``tutorial.ipynb:cell 7:12:5:``, and its code frame shows that cell's lines, numbered in the cell.
+Colour (ANSI) is used only when asked for.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 
-from dpcheck.model import Evidence, Finding, Pipeline, ScanError, ScanResult, Severity
-from dpcheck.report.frames import code_frame
+from dpcheck.locations import CellLayout, Location, locate, location_text
+from dpcheck.model import Evidence, Finding, Pipeline, ScanError, ScanResult, Severity, Span
+from dpcheck.report.frames import code_frame, source_lines
 from dpcheck.report.meta import SuppressionNotice, bound_summary
 
 _RESET = "\x1b[0m"
@@ -61,36 +64,52 @@ def render_text(
 ) -> str:
     """Render ``result`` for a terminal; ``quiet`` leaves out the pipelines overview."""
     style = _Style(color)
+    cells = result.cells
     blocks: list[list[str]] = []
     for finding in sorted(result.findings, key=Finding.sort_key):
-        blocks.append(list(_finding_lines(finding, sources.get(finding.span.path), style)))
+        blocks.append(list(_finding_lines(finding, sources.get(finding.span.path), style, cells)))
     if result.pipelines and not quiet:
-        blocks.append(_pipeline_lines(result.pipelines, style))
+        blocks.append(_pipeline_lines(result.pipelines, style, cells))
     if result.suppression_issues:
-        blocks.append(_suppression_lines(result.suppression_issues, style))
+        blocks.append(_suppression_lines(result.suppression_issues, style, cells))
     if result.errors:
         blocks.append(_error_lines(result.errors, style))
     blocks.append([summary_line(result)])
     return "\n\n".join("\n".join(block) for block in blocks) + "\n"
 
 
-def _finding_lines(finding: Finding, source: str | None, style: _Style) -> Iterator[str]:
+def _finding_lines(
+    finding: Finding, source: str | None, style: _Style, cells: Mapping[str, CellLayout]
+) -> Iterator[str]:
     """Header, code frame, evidence and bound summary of one finding."""
-    span = finding.span
-    location = style(f"{span.path}:{span.line}:{span.column}:", _BOLD)
+    location = locate(finding.span, cells.get(finding.span.path))
+    header = style(f"{location_text(location)}:", _BOLD)
     rule = style(finding.rule, _SEVERITY_COLOR[finding.severity])
-    yield f"{location} {rule} {finding.message}"
+    yield f"{header} {rule} {finding.message}"
     if source is not None:
-        yield from _frame_lines(source, finding, style)
+        yield from _frame_lines(_frame_source(source, location, cells), location, finding, style)
     for evidence in finding.evidence:
-        yield f"  = evidence: {_evidence_text(evidence)}"
+        yield f"  = evidence: {_evidence_text(evidence, cells)}"
     for line in bound_summary(finding.bound):
         yield f"  = bound: {line}"
 
 
-def _frame_lines(source: str, finding: Finding, style: _Style) -> Iterator[str]:
+def _frame_source(source: str, location: Location, cells: Mapping[str, CellLayout]) -> str:
+    """The text the frame of ``location`` is cut from: the whole file, or in a notebook the
+    lines of the location's cell (whose lines ``location`` counts)."""
+    layout = cells.get(location.path)
+    placed = layout.cell_lines(location.cell) if layout and location.cell is not None else None
+    if placed is None:
+        return source
+    first, count = placed
+    return "\n".join(source_lines(source)[first - 1 : first - 1 + count])
+
+
+def _frame_lines(source: str, location: Location, finding: Finding, style: _Style) -> Iterator[str]:
     """The code frame with a gutter wide enough for the largest line number shown."""
-    rows = code_frame(source, finding.span)
+    span = Span(location.path, location.line, location.column, location.end_line,
+                location.end_column)
+    rows = code_frame(source, span)
     width = max((len(str(n)) for n, _ in rows if n is not None), default=1)
     for number, text in rows:
         if number is None:
@@ -99,25 +118,31 @@ def _frame_lines(source: str, finding: Finding, style: _Style) -> Iterator[str]:
             yield f"  {style(str(number).rjust(width), _DIM)} | {text}"
 
 
-def _evidence_text(evidence: Evidence) -> str:
-    return f"{evidence.span.path}:{evidence.span.line}: {evidence.note}"
+def _evidence_text(evidence: Evidence, cells: Mapping[str, CellLayout]) -> str:
+    location = locate(evidence.span, cells.get(evidence.span.path))
+    return f"{location_text(location, column=False)}: {evidence.note}"
 
 
-def _pipeline_lines(pipelines: Sequence[Pipeline], style: _Style) -> list[str]:
+def _pipeline_lines(
+    pipelines: Sequence[Pipeline], style: _Style, cells: Mapping[str, CellLayout]
+) -> list[str]:
     lines = [style("Pipelines:", _BOLD)]
     for p in pipelines:
         accountant = f"{p.accountant.name} (assumes {p.accountant.assumes})"
+        where = location_text(locate(Span(p.path, p.line), cells.get(p.path)), column=False)
         lines.append(
-            f"  {p.path}:{p.line} {p.entry}: mechanism {p.mechanism}, sampling {p.sampling}, "
+            f"  {where} {p.entry}: mechanism {p.mechanism}, sampling {p.sampling}, "
             f"accountant {accountant}"
         )
     return lines
 
 
-def _suppression_lines(notices: Sequence[SuppressionNotice], style: _Style) -> list[str]:
+def _suppression_lines(
+    notices: Sequence[SuppressionNotice], style: _Style, cells: Mapping[str, CellLayout]
+) -> list[str]:
     lines = [style("Suppressions:", _BOLD)]
     lines.extend(
-        f"  {n.span.path}:{n.span.line}:{n.span.column}: {n.message}" for n in notices
+        f"  {location_text(locate(n.span, cells.get(n.span.path)))}: {n.message}" for n in notices
     )
     return lines
 

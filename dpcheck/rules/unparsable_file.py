@@ -1,4 +1,5 @@
-"""DP001 unparsable-file: a Python file could not be read or parsed, so it was not analysed.
+"""DP001 unparsable-file: a Python file (or a notebook cell) could not be read or parsed, so it
+was not analysed.
 
 A file-level rule: it reads one file's own analysis (the decoding and syntax check made when the
 file is first read), never a pipeline. Anchored at the problem's position; an undecodable file
@@ -29,8 +30,10 @@ class UnparsableFile(Hit):
 
 
 def check(analysis: FileAnalysis) -> Iterator[UnparsableFile]:
-    problem = analysis.problem
-    if problem is not None:
+    """The file's problem, or, in a notebook whose other cells were analysed, each cell left
+    out because it does not parse."""
+    problems = (analysis.problem,) if analysis.problem is not None else analysis.skipped
+    for problem in problems:
         yield UnparsableFile(Span(analysis.path, problem.line, problem.column), problem.message)
 
 

@@ -84,13 +84,13 @@ def _importers(
     imports_of: Callable[[str], Iterable[str]],
     paths: frozenset[str],
 ) -> set[str]:
-    """The project files that import ``target``: those whose text names its module in an
-    import statement, confirmed by resolving their imports."""
+    """The project files that import ``target`` (or, notebooks, ``%run`` it): those whose text
+    names its module in an import statement, confirmed by resolving their imports."""
     stem = posixpath.basename(posixpath.dirname(target)) if target.endswith("/__init__.py") \
         else posixpath.basename(target).removesuffix(".py")
     if not stem:
         return set()
-    mention = re.compile(rb"\b(?:import|from)\b(?:[^\n()]|\([^)]*\))*\b"
+    mention = re.compile(rb"(?:\b(?:import|from)\b|%run\b)(?:[^\n()]|\([^)]*\))*\b"
                          + re.escape(stem.encode()) + rb"\b")
     return {path for path, data in contents.items()
             if path != target and mention.search(data) is not None

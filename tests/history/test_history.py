@@ -137,3 +137,29 @@ def test_progress_is_reported(fake_repo: git.Repo, tmp_path: Path) -> None:
                 lambda stage, done, total: calls.append((stage, done, total)))
     assert calls[0] == ("classifying v0.1.0", 0, 4)
     assert calls[-1] == ("classifying tags", 4, 4)
+
+
+def test_notebooks_a_library_ships_are_callers_not_its_code(tmp_path: Path) -> None:
+    """A tutorial notebook inside the package (here one that divides by the realized batch)
+    is how users call the library, like its examples: the row of the tag that adds it is the
+    row of the tag before, and the notebook is never parsed as library code."""
+    from tests.history.fakelib import build_repository
+    from tests.notebook.conftest import code, notebook, write_notebook
+
+    repo = build_repository(tmp_path / "repo")
+    repo.git.checkout("v1.1.0")
+    root = Path(repo.working_tree_dir)
+    write_notebook(root / "fakedp" / "tutorials" / "intro.ipynb", notebook([
+        code("import torch\nfrom fakedp.privacy_engine import PrivacyEngine"),
+        code("for p in model.parameters():\n    p.grad = (p.summed_grad + torch.normal(0, 1.0, "
+             "p.shape)) / len(batch)"),
+    ]))
+    repo.git.add("--all")
+    repo.index.commit("a tutorial notebook")
+    repo.create_tag("v1.1.1")
+    table, parsed = _run(root, tmp_path / "cache", tags="v1.1.*")
+    assert table["v1.1.1"] == table["v1.1.0"] == EXPECTED["v1.1.0"]
+    python_blobs = {(item.hexsha, item.path) for item in repo.tags["v1.1.1"].commit.tree.traverse()
+                    if item.type == "blob" and item.path.startswith("fakedp/")
+                    and is_library_path(item.path)}
+    assert parsed == len(python_blobs)

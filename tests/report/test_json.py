@@ -15,9 +15,12 @@ from dpcheck.report.json_report import render_json
 from tests.report.conftest import Project
 
 FINDING_KEYS = {
-    "rule", "severity", "path", "line", "column", "message", "pipeline", "evidence", "bound"
+    "rule", "severity", "path", "cell", "line", "column", "message", "pipeline", "evidence",
+    "bound"
 }
-PIPELINE_KEYS = {"entry", "line", "mechanism", "sampling", "accountant", "params", "evidence"}
+PIPELINE_KEYS = {"entry", "cell", "line", "mechanism", "sampling", "accountant", "params",
+                 "evidence"}
+SPAN_KEYS = ["path", "cell", "line", "column", "end_line", "end_column"]
 
 
 def _strict_loads(text: str) -> object:
@@ -36,8 +39,12 @@ def test_documented_keys_are_present(failed_project: Project) -> None:
     for finding in doc["findings"]:
         assert FINDING_KEYS <= set(finding)
         assert isinstance(finding["line"], int) and finding["column"] >= 1
+        assert finding["cell"] is None  # a Python file; a notebook names the cell
+        for evidence in finding["evidence"]:
+            assert [k for k in evidence if k in SPAN_KEYS] == SPAN_KEYS
     pipeline = doc["pipelines"][0]
     assert PIPELINE_KEYS <= set(pipeline)
+    assert list(pipeline["params"]["sigma"]["span"]) == SPAN_KEYS
     assert {"name", "assumes"} <= set(pipeline["accountant"])
     assert pipeline["mechanism"] == "ASGM" and pipeline["sampling"] == "poisson"
     assert set(pipeline["params"]) == {"q", "sigma"}
