@@ -277,7 +277,12 @@ class ScanError:
 
 @dataclass
 class ScanResult:
-    """Everything a scan produced; the single input of every report renderer."""
+    """Everything a scan produced; the single input of every report renderer.
+
+    ``warnings`` are problems of the run itself that are no finding and no scan error: nothing
+    was scanned, a ``per-file-ignores`` code names no rule. They never change the exit code
+    (``--strict`` turns the configuration ones into errors before the scan).
+    """
 
     pipelines: list[Pipeline] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
@@ -285,6 +290,7 @@ class ScanResult:
     files_scanned: int = 0
     suppressed: int = 0
     suppression_issues: list[Any] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
     def to_json(self, version: str) -> dict[str, Any]:
         return {
@@ -295,4 +301,5 @@ class ScanResult:
             "files_scanned": self.files_scanned,
             "suppressed": self.suppressed,
             "suppression_issues": [i.to_json() for i in self.suppression_issues],
+            "warnings": list(self.warnings),
         }

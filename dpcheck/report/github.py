@@ -1,10 +1,12 @@
 """GitHub Actions workflow-command annotations: one line per finding, suppression issue, error.
 
-``::error file=F,line=L,col=C,endLine=L2,endColumn=C2,title=DP101 rule-name::message``; warnings
-use ``::warning`` and info findings ``::notice``. The message carries the evidence and the bound
-summary on further (escaped) lines, since an annotation is all a runner without code scanning
-shows. Escaping follows the Actions runner: ``%``, CR and LF in the message; additionally ``:``
-and ``,`` in property values.
+``::error file=F,line=L,col=C,endLine=L2,endColumn=C2,title=DP101 [error] rule-name::message``;
+warnings use ``::warning`` and info findings ``::notice``. An annotation is all a runner without
+code scanning shows, and it is read on the diff, so it stays short: the finding's message, the
+bound's one-line summary and the link to the rule page, each on its own (escaped) line. The
+evidence is in the SARIF report and the text output. Paths are relative to the repository (the
+scan root), as the runner expects. Escaping follows the Actions runner: ``%``, CR and LF in the
+message; additionally ``:`` and ``,`` in property values.
 """
 
 from __future__ import annotations
@@ -12,7 +14,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from dpcheck.model import Finding, ScanError, ScanResult, Severity
-from dpcheck.report.meta import RuleMeta, SuppressionNotice, bound_summary, rules_by_id
+from dpcheck.report.meta import (
+    DEFAULT_DOCS_URL,
+    RuleMeta,
+    SuppressionNotice,
+    bound_line,
+    rule_page_url,
+    rules_by_id,
+)
 
 _COMMAND: dict[Severity, str] = {
     Severity.ERROR: "error",
@@ -45,7 +54,7 @@ def workflow_command(command: str, properties: dict[str, object], message: str) 
     return f"::{command}{' ' + props if props else ''}::{escape_data(message)}"
 
 
-def _finding_command(finding: Finding, rules: dict[str, RuleMeta]) -> str:
+def _finding_command(finding: Finding, rules: dict[str, RuleMeta], docs_url: str) -> str:
     span = finding.span
     properties: dict[str, object] = {"file": span.path, "line": span.line, "col": span.column}
     if span.end_line is not None:
@@ -53,12 +62,14 @@ def _finding_command(finding: Finding, rules: dict[str, RuleMeta]) -> str:
     if span.end_column is not None:
         properties["endColumn"] = span.end_column
     rule = rules.get(finding.rule)
-    properties["title"] = f"{finding.rule} {rule.name}" if rule else finding.rule
-    details = [f"evidence: {e.span.path}:{e.span.line}: {e.note}" for e in finding.evidence]
-    details += [f"bound: {line}" for line in bound_summary(finding.bound)]
-    return workflow_command(
-        _COMMAND[finding.severity], properties, "\n".join([finding.message, *details])
-    )
+    severity = f"[{finding.severity.value}]"
+    properties["title"] = " ".join([finding.rule, severity, *([rule.name] if rule else [])])
+    lines = [finding.message]
+    if (bound := bound_line(finding.bound)) is not None:
+        lines.append(f"bound: {bound}")
+    if rule is not None:
+        lines.append(f"rule: {rule_page_url(rule, docs_url)}")
+    return workflow_command(_COMMAND[finding.severity], properties, "\n".join(lines))
 
 
 def _suppression_command(notice: SuppressionNotice) -> str:
@@ -76,10 +87,14 @@ def _error_command(error: ScanError) -> str:
     return workflow_command("error", {"file": error.path} if error.path else {}, error.message)
 
 
-def render_github(result: ScanResult, *, rules: Sequence[RuleMeta]) -> str:
-    """All annotations (findings in the result's order, suppression issues, scan errors)."""
+def render_github(
+    result: ScanResult, *, rules: Sequence[RuleMeta], docs_url: str = DEFAULT_DOCS_URL
+) -> str:
+    """All annotations (findings in the result's order, suppression issues, scan errors,
+    warnings)."""
     index = rules_by_id(rules)
-    lines = [_finding_command(f, index) for f in result.findings]
+    lines = [_finding_command(f, index, docs_url) for f in result.findings]
     lines += [_suppression_command(n) for n in result.suppression_issues]
     lines += [_error_command(e) for e in result.errors]
+    lines += [workflow_command("warning", {"title": "dpcheck"}, w) for w in result.warnings]
     return "".join(line + "\n" for line in lines)

@@ -83,6 +83,13 @@ def _differs(claimed: ParamValue | None, actual: ParamValue | None) -> bool:
     return scale > 0 and abs(claimed.value - actual.value) > RELATIVE_TOLERANCE * scale
 
 
+def _where(value: ParamValue) -> str:
+    """Where the code's value came from: the code, or the override that replaced it."""
+    if value.source == "override":
+        return f"from {(value.expression or '').rpartition(': ')[0] or 'an override'}"
+    return "in the code"
+
+
 def dp103(pipeline: Pipeline, project: Project) -> Iterator[tuple[str, Span, str]]:
     """The accountant's q or step count differs from the code's."""
     accountant = pipeline.accountant
@@ -94,7 +101,7 @@ def dp103(pipeline: Pipeline, project: Project) -> Iterator[tuple[str, Span, str
         actual = pipeline.params.get(name)
         if _differs(claimed, actual):
             parts.append(f"{name} = {claimed.value:g} given to the accountant, "  # type: ignore
-                         f"{actual.value:g} in the code")  # type: ignore[union-attr]
+                         f"{actual.value:g} {_where(actual)}")  # type: ignore[arg-type]
             anchor = anchor or _anchor(pipeline, f"accountant:{name}")
     if parts:
         yield "DP103", anchor or accountant.span, "; ".join(parts)
@@ -125,12 +132,13 @@ def dp105(pipeline: Pipeline, project: Project) -> Iterator[tuple[str, Span, str
     if resolution.pinned:
         return
     span = resolution.span or _anchor(pipeline, "library") or Span(pipeline.path, pipeline.line)
-    # the library evidence says how the pipeline's release was decided (e.g. by the API line)
-    why = next((e.note for e in pipeline.evidence if e.role == "library"), resolution.reason)
+    # the message says what the pin allows; how the release was decided anyway (by the API
+    # line, e.g.) is the library evidence listed under the finding, not a longer message
     if pipeline.release is not None:
-        yield "DP105", span, f"{why}; still, which release runs is not reproducible"
+        yield "DP105", span, (f"{resolution.reason}; the code's API line decides the update "
+                              "rule, still, which release runs is not reproducible")
     else:
-        yield "DP105", span, f"{why}: the update rule cannot be known"
+        yield "DP105", span, f"{resolution.reason}: the update rule cannot be known"
 
 
 def dp106(pipeline: Pipeline, project: Project) -> Iterator[tuple[str, Span, str]]:

@@ -38,17 +38,39 @@ def test_rules_markdown_is_a_table(capsys: pytest.CaptureFixture[str]) -> None:
     assert lines[3].startswith("| DP101 | normalized-update-accounted-as-sgm | error |")
 
 
-def test_explain_prints_rationale_fix_and_every_example(capsys: pytest.CaptureFixture[str]) -> None:
+def test_explain_renders_the_page_for_a_terminal(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["explain", "dp102"]) == 0
     out = capsys.readouterr().out
     rule = load_catalog().get("DP102")
-    assert out.startswith("DP102 shuffle-accounted-as-poisson [error]\n")
-    assert rule.rationale.splitlines()[0] in out and rule.fix.splitlines()[0] in out
-    for example in rule.examples:
-        assert example.name in out
-        first_code_line = example.code.strip().splitlines()[0]
-        assert f"| {first_code_line}" in out
-    assert "flagged (DP102)" in out and "passes:" in out
+    assert out.lstrip().startswith("DP102: shuffle-accounted-as-poisson")
+    headings = ["What it does", "Why is this bad?", "Example", "Use instead:", "How to fix it",
+                "Suppressing", "Configuration", "References"]
+    assert [line for line in out.splitlines() if line in headings] == headings
+    # rendered, not raw Markdown: no emphasis markers, fences or link syntax
+    assert "**" not in out and "```" not in out and "](" not in out
+    flagged = next(line for line in rule.minimal.flagged.code.splitlines() if "# flagged" in line)
+    assert flagged.strip() in out  # the marked line of the minimal snippet, unwrapped
+    # the full example projects only on request (the page has them)
+    assert all(e.name not in out for e in rule.examples)
+    assert f"{len(rule.examples)} full example projects: dpcheck explain DP102 --examples" in out
+    assert len(out.splitlines()) < 150
+    assert main(["explain", "DP102", "--examples"]) == 0
+    full = capsys.readouterr().out
+    assert all(e.name in full for e in rule.examples) and "```" not in full
+
+
+def test_explain_text_fits_80_columns_with_code_unwrapped(capsys: pytest.CaptureFixture[str]) -> None:
+    """Piped, explain renders at 80 columns; the minimal snippets are written to fit, so no code
+    line is wrapped (a wrapped line would not be the code any more)."""
+    for rule in load_catalog().rules:
+        assert main(["explain", rule.id]) == 0
+        out = capsys.readouterr().out
+        assert max(len(line) for line in out.splitlines()) <= 80
+        assert rule.minimal is not None
+        for example in (rule.minimal.flagged, rule.minimal.use_instead):
+            for _, text in example.project_files():
+                for line in text.splitlines():
+                    assert len(line) <= 76, (rule.id, line)
 
 
 def test_explain_by_name_and_as_json(capsys: pytest.CaptureFixture[str]) -> None:
