@@ -135,8 +135,7 @@ def dp105(pipeline: Pipeline, project: Project) -> Iterator[tuple[str, Span, str
     # the message says what the pin allows; how the release was decided anyway (by the API
     # line, e.g.) is the library evidence listed under the finding, not a longer message
     if pipeline.release is not None:
-        yield "DP105", span, (f"{resolution.reason}; the code's API line decides the update "
-                              "rule, still, which release runs is not reproducible")
+        yield "DP105", span, f"{resolution.reason}; still, which release runs is not reproducible"
     else:
         yield "DP105", span, f"{resolution.reason}: the update rule cannot be known"
 
@@ -173,7 +172,9 @@ def findings_of(pipeline: Pipeline, project: Project,
     if not fired:
         fired = [hit for check in FALLBACK_CHECKS for hit in check(pipeline, project)]
     for rule, span, message in fired:
-        evidence = tuple(e for e in pipeline.evidence if e.span != span)
+        # the other sites; the library evidence stays even on the finding's own line (DP105):
+        # it says how the release was decided, which the short message leaves out
+        evidence = tuple(e for e in pipeline.evidence if e.span != span or e.role == "library")
         yield Finding(
             rule=rule, severity=severity(rule), span=span, message=message,
             pipeline=pipeline.entry, evidence=evidence,
