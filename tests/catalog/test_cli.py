@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -10,6 +14,8 @@ import pytest
 from dpcheck.catalog import load_catalog
 from dpcheck.catalog.docs import render_pages
 from dpcheck.cli import main
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_rules_lists_every_rule(capsys: pytest.CaptureFixture[str]) -> None:
@@ -117,3 +123,25 @@ def test_explain_output_into_a_file_path_is_an_error(
     blocker.write_text("a file, not a directory\n")
     assert main(["explain", "DP001", "--format", "md", "--output", str(blocker)]) == 2
     assert f"cannot write pages to {blocker}" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(shutil.which("script") is None, reason="needs util-linux `script` for a terminal")
+def test_explain_on_a_terminal_is_styled_and_paged_when_taller_than_the_window(tmp_path: Path) -> None:
+    """Run in a real pseudo-terminal (``script``): styles instead of Markdown marks, and the
+    system pager ($PAGER, here a marker) only when the page does not fit the window."""
+    shim = f'PYTHONPATH="{REPO}" "{sys.executable}" -m dpcheck explain DP104'
+
+    def run(lines: int) -> str:
+        env = {**os.environ, "PAGER": "sed s/^/PAGED:/", "COLUMNS": "90", "LINES": str(lines)}
+        env.pop("NO_COLOR", None)
+        proc = subprocess.run(["script", "-qec", shim, "/dev/null"], env=env, cwd=tmp_path,
+                              capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        return proc.stdout
+
+    small = run(30).splitlines()
+    assert small and all(line.startswith("PAGED:") for line in small if line.strip())
+    text = "\n".join(small)
+    assert "\x1b[" in text and "DP104: low-noise-shuffle" in text and "**" not in text
+    tall = run(500)
+    assert "PAGED:" not in tall and "What it does" in tall
