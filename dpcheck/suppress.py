@@ -200,17 +200,6 @@ def resolve_suppression(suppression: Suppression, resolve: Resolve) -> ResolvedS
     return ResolvedSuppression(suppression, frozenset(rules), codes, tuple(issues))
 
 
-def prefix_resolver(rule_ids: Iterable[str]) -> Resolve:
-    """A resolver that knows rule ids only (each code is an id prefix, case-insensitive)."""
-    ids = tuple(rule_ids)
-
-    def resolve(code: str) -> frozenset[str]:
-        prefix = code.strip().upper()
-        return frozenset(i for i in ids if prefix and i.startswith(prefix))
-
-    return resolve
-
-
 @dataclass
 class SuppressionOutcome:
     """Findings that survive, how many were suppressed, and the suppression issues."""

@@ -4,7 +4,17 @@ import pytest
 
 from dpcheck.catalog import load_catalog, rule_ids
 from dpcheck.model import Finding, Severity, Span
-from dpcheck.suppress import apply_suppressions, find_suppressions, prefix_resolver
+from dpcheck.suppress import Resolve, apply_suppressions, find_suppressions
+
+
+def prefix_resolver(rule_ids: list[str] | frozenset[str]) -> Resolve:
+    """Codes as id prefixes of ``rule_ids`` only (no names): a catalog of just these rules."""
+
+    def resolve(code: str) -> frozenset[str]:
+        prefix = code.strip().upper()
+        return frozenset(i for i in rule_ids if prefix and i.startswith(prefix))
+
+    return resolve
 
 SOURCE = """\
 import torch
