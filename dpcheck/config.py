@@ -17,6 +17,8 @@ from packaging.version import InvalidVersion, Version
 from dpcheck.discover.requirement import DP_LIBRARIES, canonical_library
 from dpcheck.errors import ConfigError
 from dpcheck.model import PARAM_NAMES, ParamValue
+from dpcheck.report import OUTPUT_FORMATS
+from dpcheck.report.meta import valid_docs_url
 
 from dpcheck.toml import tomllib
 
@@ -38,6 +40,8 @@ class Config:
     params: Mapping[str, ParamValue] = field(default_factory=dict)
     dp_library_versions: Mapping[str, str] = field(default_factory=dict)
     strict: bool = False
+    output_format: str | None = None
+    docs_url: str | None = None
 
 
 def _string_list(value: Any, key: str, where: str) -> tuple[str, ...]:
@@ -87,8 +91,15 @@ def parse_cli_params(items: list[str]) -> dict[str, ParamValue]:
 
 _KEYS = {
     "select", "ignore", "exclude", "include", "fail-on", "per-file-ignores", "params",
-    "dp-library-versions", "strict",
+    "dp-library-versions", "strict", "output-format", "docs-url",
 }
+
+
+def check_docs_url(url: str, where: str) -> str:
+    """``url`` if it can be the base URL of the rule pages (absolute http(s)), else an error."""
+    if not valid_docs_url(url):
+        raise ConfigError(f"{where}: `docs-url` must be an absolute http(s) URL, got {url!r}")
+    return url
 
 
 def _library_versions(versions: Mapping[str, str], where: str) -> dict[str, str]:
@@ -134,6 +145,14 @@ def config_from_table(table: Mapping[str, Any], where: str) -> Config:
     strict = table.get("strict", False)
     if not isinstance(strict, bool):
         raise ConfigError(f"{where}: `strict` must be true or false, got {strict!r}")
+    output_format = table.get("output-format")
+    if output_format is not None and output_format not in OUTPUT_FORMATS:
+        raise ConfigError(
+            f"{where}: `output-format` must be one of {', '.join(OUTPUT_FORMATS)}, got {output_format!r}"
+        )
+    docs_url = table.get("docs-url")
+    if docs_url is not None:
+        docs_url = check_docs_url(docs_url if isinstance(docs_url, str) else repr(docs_url), where)
     return Config(
         source=where,
         select=_string_list(table.get("select", []), "select", where),
@@ -150,6 +169,8 @@ def config_from_table(table: Mapping[str, Any], where: str) -> Config:
         },
         dp_library_versions=_library_versions(versions, where),
         strict=strict,
+        output_format=output_format,
+        docs_url=docs_url,
     )
 
 

@@ -15,8 +15,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
-from dpcheck.catalog import Catalog, load_catalog, select_rules
+from dpcheck.catalog import Catalog, known_codes_hint, load_catalog, rule_ids, select_rules
 from dpcheck.config import Config, load_config
+from dpcheck.errors import ConfigError
 from dpcheck.discover.commit_pins import history_fingerprint
 from dpcheck.discover.facts import ProjectFacts, collect_facts
 from dpcheck.discover.files import discover_files, project_root, relative_path
@@ -31,7 +32,7 @@ from dpcheck.parse.source import MAX_FILE_BYTES, blob_id
 from dpcheck.progress import ProgressCallback
 from dpcheck.project import Project
 from dpcheck.sites.modules import import_neighbourhood
-from dpcheck.suppress import Suppression, apply_suppressions
+from dpcheck.suppress import ALWAYS_REPORTED, Suppression, apply_suppressions
 
 CACHE_DIRNAME = ".dpcheck_cache"
 _PARALLEL_THRESHOLD = 32
@@ -64,11 +65,14 @@ class Settings:
     active_rules: frozenset[str]
     params: Mapping[str, ParamValue]
     strict: bool
+    per_file_ignores: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()
 
 
 def settle(options: ScanOptions) -> Settings:
     """Validate the paths, load the config of the scanned project and merge it with the flags
-    (flags win). Raises ``DpcheckError`` (from discovery or config) for a missing path or a bad config."""
+    (flags win). Raises ``DpcheckError`` (from discovery or config) for a missing path or a bad
+    config; a ``per-file-ignores`` code that names no rule is a warning, an error when strict."""
     root = project_root(options.paths)
     config = load_config(options.config_path, root)
     catalog = load_catalog()
@@ -77,6 +81,8 @@ def settle(options: ScanOptions) -> Settings:
         list(options.select) or list(config.select),
         [*config.ignore, *options.ignore],
     )
+    strict = options.strict or config.strict
+    per_file, warnings = _per_file_ignores(config, catalog, strict)
     return Settings(
         options=options,
         config=config,
@@ -84,8 +90,29 @@ def settle(options: ScanOptions) -> Settings:
         catalog=catalog,
         active_rules=active,
         params={**config.params, **options.params},
-        strict=options.strict or config.strict,
+        strict=strict,
+        per_file_ignores=per_file,
+        warnings=warnings,
     )
+
+
+def _per_file_ignores(
+    config: Config, catalog: Catalog, strict: bool
+) -> tuple[dict[str, frozenset[str]], tuple[str, ...]]:
+    """``per-file-ignores`` as rule ids per glob, and a warning per code that names no rule."""
+    resolved: dict[str, frozenset[str]] = {}
+    problems: list[str] = []
+    for glob, codes in config.per_file_ignores.items():
+        resolved[glob] = frozenset(i for code in codes for i in rule_ids(catalog, code))
+        problems += [
+            f"{config.source}: `per-file-ignores` for {glob!r}: {code!r} names no rule and "
+            f"ignores nothing ({known_codes_hint(catalog)})"
+            for code in codes
+            if not rule_ids(catalog, code)
+        ]
+    if strict and problems:
+        raise ConfigError("; ".join(problems) + " (an error with --strict)")
+    return resolved, tuple(problems)
 
 
 def _read(path: Path) -> bytes | OSError:
@@ -219,11 +246,10 @@ def _facts_with_overrides(facts: ProjectFacts, versions: Mapping[str, str], wher
     return replace(facts, pins=kept + tuple(overridden.values()))
 
 
-def _per_file_ignored(finding: Finding, config: Config) -> bool:
+def _per_file_ignored(finding: Finding, per_file_ignores: Mapping[str, frozenset[str]]) -> bool:
     return any(
-        fnmatch.fnmatchcase(finding.span.path, glob)
-        and any(finding.rule.startswith(code) for code in codes)
-        for glob, codes in config.per_file_ignores.items()
+        finding.rule in rules and fnmatch.fnmatchcase(finding.span.path, glob)
+        for glob, rules in per_file_ignores.items()
     )
 
 
@@ -386,14 +412,18 @@ def run(settings: Settings, progress: ProgressCallback | None = None) -> ScanRes
                 ScanError(analysis.path, f"internal error: {analysis.internal_error}", internal=True)
             )
     findings = [
-        f for f in linked.findings
-        if f.rule in settings.active_rules and not _per_file_ignored(f, config)
+        f
+        for f in linked.findings
+        if f.rule in settings.active_rules and not _per_file_ignored(f, settings.per_file_ignores)
     ]
     suppressions: dict[str, Sequence[Suppression]] = {
         p: a.suppressions for p, a in analyses.items() if a.suppressions
     }
     outcome = apply_suppressions(
-        findings, suppressions, settings.active_rules, frozenset(settings.catalog.ids())
+        findings,
+        suppressions,
+        settings.active_rules,
+        lambda code: rule_ids(settings.catalog, code),
     )
     result.pipelines = sorted(linked.pipelines, key=lambda p: (p.path, p.line, p.entry))
     result.findings = sorted(
@@ -402,12 +432,28 @@ def run(settings: Settings, progress: ProgressCallback | None = None) -> ScanRes
     cache.put_project(key, entry)
     cache.save()
     result.suppressed = outcome.suppressed
-    if settings.strict:
-        result.suppression_issues = [i for i in outcome.issues if is_reported(i.span.path)]
-    result.files_scanned = len(reported) if reported is not None else len(contents)
+    result.suppression_issues = [
+        i
+        for i in outcome.issues
+        if is_reported(i.span.path) and (settings.strict or i.kind in ALWAYS_REPORTED)
+    ]
+    # every file the report speaks for: the scanned Python files and any dependency file
+    # (requirements.txt, environment.yml ...) that carries a finding
+    scanned = set(reported) if reported is not None else set(contents)
+    result.files_scanned = len(scanned | {f.span.path for f in result.findings})
+    result.warnings = [*settings.warnings, *_nothing_scanned(result, options.paths, config)]
     result.cells = {p: a.layout for p, a in analyses.items() if a.layout is not None}
     result.errors.sort(key=lambda e: (e.path, e.message))
     return result
+
+
+def _nothing_scanned(result: ScanResult, paths: Sequence[Path], config: Config) -> list[str]:
+    """A warning when the scan looked at no file at all: a "no findings" would be empty."""
+    if result.files_scanned or result.errors:
+        return []
+    where = " ".join(str(p) for p in paths) or "."
+    globs = " (check `include`/`exclude` in the configuration)" if config.include or config.exclude else ""
+    return [f"nothing was scanned: no Python file found in {where}{globs}"]
 
 
 def scan(options: ScanOptions) -> ScanResult:

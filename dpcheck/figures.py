@@ -14,6 +14,20 @@ from typing import Any
 from dpcheck.errors import DpcheckError
 
 
+PLOT_EXTRA_HINT = "pip install 'dpcheck[plot]'"
+
+
+def require_matplotlib(option: str) -> None:
+    """Fail now, before any work, when ``option`` asks for a plot and matplotlib is missing.
+
+    Only looks the package up (no import): a run that needs no plot pays nothing.
+    """
+    import importlib.util
+
+    if importlib.util.find_spec("matplotlib") is None:
+        raise DpcheckError(f"{option} needs matplotlib, which is not installed: {PLOT_EXTRA_HINT}")
+
+
 def pyplot() -> ModuleType:
     """``matplotlib.pyplot`` on the Agg backend, or a clear error if matplotlib is missing."""
     try:
@@ -22,7 +36,7 @@ def pyplot() -> ModuleType:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError as exc:
-        raise DpcheckError("plots need matplotlib: pip install 'dpcheck[plot]'") from exc
+        raise DpcheckError(f"plots need matplotlib: {PLOT_EXTRA_HINT}") from exc
     return plt
 
 

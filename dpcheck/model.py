@@ -386,9 +386,14 @@ class ScanError:
 
 @dataclass
 class ScanResult:
-    """Everything a scan produced; the single input of every report renderer. ``cells`` maps
-    each scanned notebook's path to the layout of its code cells, so renderers can place its
-    spans in cells."""
+    """Everything a scan produced; the single input of every report renderer.
+
+    ``cells`` maps each scanned notebook's path to the layout of its code cells, so renderers
+    can place its spans in cells. ``warnings`` are problems of the run itself that are no
+    finding and no scan error: nothing was scanned, a ``per-file-ignores`` code names no rule.
+    They never change the exit code (``--strict`` turns the configuration ones into errors
+    before the scan).
+    """
 
     pipelines: list[Pipeline] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
@@ -397,6 +402,7 @@ class ScanResult:
     suppressed: int = 0
     suppression_issues: list[Any] = field(default_factory=list)
     cells: dict[str, CellLayout] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
 
     def to_json(self, version: str) -> dict[str, Any]:
         """The report's JSON document; every span-shaped object carries ``cell`` (see
@@ -409,5 +415,6 @@ class ScanResult:
             "files_scanned": self.files_scanned,
             "suppressed": self.suppressed,
             "suppression_issues": [i.to_json() for i in self.suppression_issues],
+            "warnings": list(self.warnings),
         }
         return place_in_cells(document, self.cells)

@@ -1,9 +1,21 @@
 """Inline suppressions: ``# dpcheck: ignore[DP101] reason`` and their bookkeeping.
 
 A suppression comment at the end of a code line applies to findings on that line; a comment on a
-line of its own applies to the next line. ``# dpcheck: ignore`` without codes suppresses every
-rule but is reported under ``--strict``, as is a suppression that matched nothing (like ruff's
-unused-noqa), so that stale suppressions do not hide future findings.
+line of its own applies to the next line. Codes are rule ids, id prefixes (``DP1``) or rule
+names (``unpinned-dp-library``), separated by commas.
+
+A suppression never fails quietly. These are always reported (as warnings; ``--strict`` makes
+them fail the run), because each one silences something other than what its author meant:
+
+* ``unknown-code``: a code that names no rule (a typo suppresses nothing);
+* ``empty``: ``ignore[]`` names no rule and suppresses nothing;
+* ``bare-codes``: ``ignore DP101`` without brackets; it suppresses only the codes it names, but
+  the comment should say ``ignore[DP101]``;
+* ``unclosed``: ``ignore[DP101`` without its ``]``; the codes up to the end count.
+
+Two more are reported only under ``--strict`` (like ruff's unused-noqa): ``blanket``, a bare
+``# dpcheck: ignore`` that suppresses every rule, and ``unused``, a suppression that matched
+nothing (so stale ones do not hide future findings).
 """
 
 from __future__ import annotations
@@ -11,25 +23,38 @@ from __future__ import annotations
 import io
 import re
 import tokenize
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from dpcheck.model import Finding, Span
 
-_DIRECTIVE = re.compile(
-    r"#\s*dpcheck:\s*ignore(?:\[(?P<codes>[^\]]*)\])?(?P<reason>[^#]*)", re.IGNORECASE
-)
+_DIRECTIVE = re.compile(r"#\s*dpcheck\s*:\s*ignore\b(?P<rest>[^#]*)", re.IGNORECASE)
+_SEPARATORS = re.compile(r"[,\s]+")
+_CODE_LIKE = re.compile(r"[A-Za-z]{2,}[0-9]+")
+
+FORMS: tuple[str, ...] = ("brackets", "unclosed", "bare")
+#: Issue kinds reported on every run (warnings); the others only with ``--strict``.
+ALWAYS_REPORTED = frozenset({"unknown-code", "empty", "bare-codes", "unclosed"})
+
+#: Maps a code (rule id, prefix or name) to the rule ids it names; empty when it names none.
+Resolve = Callable[[str], frozenset[str]]
 
 
 @dataclass(frozen=True)
 class Suppression:
-    """One suppression comment: where it is, which line it covers, which codes (None = all)."""
+    """One suppression comment as written: where it is, which line it covers, its codes.
+
+    ``form`` is how the codes were written: ``brackets`` (``ignore[DP101]``), ``unclosed``
+    (``ignore[DP101`` with no ``]``) or ``bare`` (no brackets; ``codes`` is None and the text
+    after ``ignore`` is in ``reason``, where :func:`resolve_suppression` looks for codes).
+    """
 
     line: int
     column: int
     target_line: int
     codes: tuple[str, ...] | None
     reason: str
+    form: str = "brackets"
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -38,6 +63,7 @@ class Suppression:
             "target_line": self.target_line,
             "codes": list(self.codes) if self.codes is not None else None,
             "reason": self.reason,
+            "form": self.form,
         }
 
     @classmethod
@@ -49,18 +75,13 @@ class Suppression:
             int(data["target_line"]),  # type: ignore[arg-type]
             tuple(codes) if isinstance(codes, list) else None,
             str(data["reason"]),
+            str(data.get("form", "brackets" if isinstance(codes, list) else "bare")),
         )
-
-    def covers(self, finding: Finding) -> bool:
-        """Whether this comment suppresses ``finding`` (same file is the caller's concern)."""
-        if finding.span.line != self.target_line:
-            return False
-        return self.codes is None or any(finding.rule.startswith(c) for c in self.codes)
 
 
 @dataclass(frozen=True)
 class SuppressionIssue:
-    """A suppression that ``--strict`` reports: blanket (no codes) or unused."""
+    """A suppression that is reported: see the module docstring for the kinds."""
 
     span: Span
     kind: str
@@ -68,6 +89,19 @@ class SuppressionIssue:
 
     def to_json(self) -> dict[str, object]:
         return {**self.span.to_json(), "kind": self.kind, "message": self.message}
+
+
+def _split_codes(text: str) -> tuple[str, ...]:
+    return tuple(code for code in _SEPARATORS.split(text) if code)
+
+
+def _parse_directive(rest: str) -> tuple[tuple[str, ...] | None, str, str]:
+    """``(codes, form, reason)`` from the text after ``ignore``."""
+    stripped = rest.strip()
+    if stripped.startswith("["):
+        inner, close, after = stripped[1:].partition("]")
+        return _split_codes(inner), "brackets" if close else "unclosed", after.strip()
+    return None, "bare", stripped.lstrip(":=").strip()
 
 
 def find_suppressions(text: str) -> tuple[Suppression, ...]:
@@ -94,27 +128,81 @@ def find_suppressions(text: str) -> tuple[Suppression, ...]:
         if not match:
             continue
         line = tok.start[0]
-        codes_text = match.group("codes")
-        codes = (
-            tuple(c.strip().upper() for c in codes_text.split(",") if c.strip())
-            if codes_text is not None
-            else None
-        )
+        codes, form, reason = _parse_directive(match.group("rest"))
         found.append(
             Suppression(
                 line=line,
                 column=tok.start[1] + 1,
                 target_line=line if line in code_lines else line + 1,
                 codes=codes,
-                reason=match.group("reason").strip(),
+                reason=reason,
+                form=form,
             )
         )
     return tuple(found)
 
 
+@dataclass(frozen=True)
+class ResolvedSuppression:
+    """A suppression with its codes turned into rule ids (``rules`` None: every rule) and the
+    problems found on the way."""
+
+    suppression: Suppression
+    rules: frozenset[str] | None
+    written: tuple[str, ...]
+    issues: tuple[tuple[str, str], ...]
+
+    def covers(self, finding: Finding) -> bool:
+        """Whether this comment suppresses ``finding`` (same file is the caller's concern)."""
+        if finding.span.line != self.suppression.target_line:
+            return False
+        return self.rules is None or finding.rule in self.rules
+
+
+def _leading_codes(reason: str, resolve: Resolve) -> tuple[str, ...]:
+    """The codes a bare ``ignore`` starts with: words that name a rule or look like an id."""
+    codes: list[str] = []
+    for word in _SEPARATORS.split(reason):
+        if not word:
+            continue
+        if not (resolve(word) or _CODE_LIKE.fullmatch(word)):
+            break
+        codes.append(word)
+    return tuple(codes)
+
+
+def resolve_suppression(suppression: Suppression, resolve: Resolve) -> ResolvedSuppression:
+    """Turn a suppression's codes into rule ids, collecting its always-reported issues."""
+    issues: list[tuple[str, str]] = []
+    codes = suppression.codes
+    if suppression.form == "bare":
+        codes = _leading_codes(suppression.reason, resolve) or None
+        if codes is None:
+            return ResolvedSuppression(suppression, None, (), ())
+        written = ", ".join(codes)
+        issues.append(("bare-codes", f"write `# dpcheck: ignore[{written}]`: without brackets the "
+                                     f"codes look like a reason; only {written} is suppressed"))
+    assert codes is not None
+    if suppression.form == "unclosed":  # the codes run up to the first word that is none
+        codes = _leading_codes(" ".join(codes), resolve)
+        issues.append(("unclosed", "`# dpcheck: ignore[` has no closing `]`"))
+    if not codes:
+        issues.append(("empty", "`# dpcheck: ignore[]` names no rule and suppresses nothing"))
+    rules: set[str] = set()
+    unknown: list[str] = []
+    for code in codes:
+        named = resolve(code)
+        rules |= named
+        if not named:
+            unknown.append(code)
+    if unknown:
+        issues.append(("unknown-code", f"suppression names no rule: {', '.join(unknown)}"))
+    return ResolvedSuppression(suppression, frozenset(rules), codes, tuple(issues))
+
+
 @dataclass
 class SuppressionOutcome:
-    """Findings that survive, how many were suppressed, and the ``--strict`` issues."""
+    """Findings that survive, how many were suppressed, and the suppression issues."""
 
     kept: list[Finding] = field(default_factory=list)
     suppressed: int = 0
@@ -125,47 +213,42 @@ def apply_suppressions(
     findings: Iterable[Finding],
     suppressions: dict[str, Sequence[Suppression]],
     active_rules: frozenset[str],
-    known_rules: frozenset[str] = frozenset(),
+    resolve: Resolve,
 ) -> SuppressionOutcome:
-    """Drop suppressed findings; collect blanket, unknown-code and unused suppressions.
+    """Drop suppressed findings; collect every suppression issue (the caller keeps the
+    ``--strict``-only kinds, blanket and unused, when it runs strict).
 
-    A suppression naming only rules that are not active in this run is not "unused": it may
-    matter in a run that selects them. A code that names no rule of the catalog (``known_rules``)
-    is reported, since a typo there silently suppresses nothing.
+    ``resolve`` maps a code to the rule ids it names (the catalog's ids and names). A suppression naming only rules that are not active in this run is not "unused": it may
+    matter in a run that selects them.
     """
+    resolved = {
+        path: [resolve_suppression(s, resolve) for s in items] for path, items in suppressions.items()
+    }
     outcome = SuppressionOutcome()
     used: set[tuple[str, int]] = set()
     for finding in findings:
-        match = next(
-            (s for s in suppressions.get(finding.span.path, ()) if s.covers(finding)), None
-        )
+        match = next((r for r in resolved.get(finding.span.path, ()) if r.covers(finding)), None)
         if match is None:
             outcome.kept.append(finding)
         else:
             outcome.suppressed += 1
-            used.add((finding.span.path, match.line))
-    for path, items in sorted(suppressions.items()):
-        for s in items:
+            used.add((finding.span.path, match.suppression.line))
+    for path, items in sorted(resolved.items()):
+        for r in items:
+            s = r.suppression
             span = Span(path, s.line, s.column)
-            if s.codes is None:
+            if r.rules is None:
                 outcome.issues.append(
                     SuppressionIssue(span, "blanket", "blanket `# dpcheck: ignore` without rule codes")
                 )
-            unknown = [
-                code for code in s.codes or () if not any(r.startswith(code) for r in known_rules)
-            ]
-            if known_rules and unknown:
-                outcome.issues.append(
-                    SuppressionIssue(span, "unknown-code", f"suppression names no rule: {', '.join(unknown)}")
-                )
+            outcome.issues.extend(SuppressionIssue(span, kind, message) for kind, message in r.issues)
             if (path, s.line) in used:
                 continue
-            relevant = s.codes is None or any(
-                rule.startswith(code) for code in s.codes for rule in active_rules
-            )
-            if relevant:
-                codes = ",".join(s.codes) if s.codes else "all rules"
-                outcome.issues.append(
-                    SuppressionIssue(span, "unused", f"unused suppression ({codes}): no finding on line {s.target_line}")
-                )
+            if r.rules is None or r.rules & active_rules:
+                codes = ",".join(r.written) if r.rules is not None else "all rules"
+                # the line it covers, said without a number: a notebook's lines are numbered in
+                # its cell where the report shows them, not in the module the analysis reads
+                covered = "its own line" if s.target_line == s.line else "the line below it"
+                outcome.issues.append(SuppressionIssue(
+                    span, "unused", f"unused suppression ({codes}): no finding on {covered}"))
     return outcome

@@ -18,14 +18,14 @@ from scipy.stats import norm
 
 from dpcheck.engine import ScanOptions, scan
 from dpcheck.model import Finding, Severity
+from tests.fixture_projects import fixture_project
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 TF_ORDERS = [1.25, 1.5, 1.75, 2.0, 2.25, 2.5, 3.0, 3.5, 4.0, 4.5] + list(range(5, 64)) + [128, 256, 512]
 
 
 @cache
 def findings(name: str) -> tuple[Finding, ...]:
-    return tuple(scan(ScanOptions(paths=(FIXTURES / name,), use_cache=False, jobs=1)).findings)
+    return tuple(scan(ScanOptions(paths=(fixture_project(name),), use_cache=False, jobs=1)).findings)
 
 
 def bound_of(name: str, rule: str) -> tuple[Finding, dict]:
@@ -218,7 +218,7 @@ def test_missing_parameters_are_listed_with_advice() -> None:
 
 
 def test_missing_parameter_supplied_by_param_override() -> None:
-    result = scan(ScanOptions(paths=(FIXTURES / "jax_vmap_grad_easgm",), use_cache=False, jobs=1,
+    result = scan(ScanOptions(paths=(fixture_project("jax_vmap_grad_easgm"),), use_cache=False, jobs=1,
                               params=_params(N=60000, dim=100)))
     bound = next(f for f in result.findings if f.rule == "DP101").bound
     assert bound is not None and bound["verdict"] in ("violated", "unsupported", "consistent")
@@ -243,7 +243,7 @@ def test_dp105_carries_the_claim_only() -> None:
 def test_scan_plot_dir_writes_one_png_per_finding(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from dpcheck.cli import main
 
-    fixture = FIXTURES / "torch_loop_asgm_len_batch"
+    fixture = fixture_project("torch_loop_asgm_len_batch")
     main(["scan", str(fixture), "--no-cache", "-q", "--plot-dir", str(tmp_path / "plots")])
     capsys.readouterr()
     (finding,) = findings("torch_loop_asgm_len_batch")
@@ -255,7 +255,7 @@ def test_scan_plot_dir_writes_one_png_per_finding(tmp_path: Path, capsys: pytest
 def test_text_report_prints_the_summary_verbatim(capsys: pytest.CaptureFixture[str]) -> None:
     from dpcheck.cli import main
 
-    main(["scan", str(FIXTURES / "torch_loop_asgm_len_batch"), "--no-cache", "-q"])
+    main(["scan", str(fixture_project("torch_loop_asgm_len_batch")), "--no-cache", "-q"])
     out = capsys.readouterr().out
     _, bound = bound_of("torch_loop_asgm_len_batch", "DP101")
     for line in bound["summary"]:
@@ -277,7 +277,7 @@ def test_low_noise_shuffle_bound_has_no_nan() -> None:
 ])
 def test_uncomputable_parameters_give_a_named_reason_fast(param: dict, expected: str) -> None:
     start = time.perf_counter()
-    result = scan(ScanOptions(paths=(FIXTURES / "mnist_opacus_feasgm",), use_cache=False, jobs=1,
+    result = scan(ScanOptions(paths=(fixture_project("mnist_opacus_feasgm"),), use_cache=False, jobs=1,
                               params=_params(**param)))
     assert time.perf_counter() - start < 10.0
     bound = next(f for f in result.findings if f.rule == "DP101").bound

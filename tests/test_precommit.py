@@ -45,7 +45,7 @@ def _hook() -> dict:
 def test_hook_definition_is_the_core_install_passing_file_names() -> None:
     hook = _hook()
     assert hook["id"] == "dpcheck" and hook["language"] == "python"
-    assert hook["entry"] == "dpcheck scan"
+    assert hook["entry"] == "dpcheck scan --output-format concise"
     assert hook["additional_dependencies"] == []
     assert hook["pass_filenames"] is True
     assert hook["require_serial"] is True  # one process: dpcheck resolves the whole project anyway
@@ -152,7 +152,9 @@ def test_hook_fails_on_a_dp101_project(hook_runner, tmp_path: Path) -> None:  # 
     output = proc.stdout + proc.stderr
     assert proc.returncode == 1, output
     assert re.search(r"dpcheck\.+Failed", output)
-    assert "train_cifar.py:48:5: DP101" in output
+    # concise: the finding's one line and the summary, no code frame
+    assert "train_cifar.py:48:5: DP101 [error] " in output
+    assert " | " not in output and "= evidence" not in output
 
 
 def test_hook_reports_a_notebook_at_its_cell(hook_runner, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -174,4 +176,4 @@ def test_hook_on_a_changed_pin_alone_reports_the_findings_citing_it(hook_runner,
     proc = hook_runner(_project(tmp_path, "opacus013_attach_asgm"), "--files", "requirements.txt")
     output = proc.stdout + proc.stderr
     assert proc.returncode == 1, output
-    assert "train_cifar.py:48:5: DP101" in output and "Found 1 finding" in output
+    assert "train_cifar.py:48:5: DP101 [error]" in output and "Found 1 finding" in output

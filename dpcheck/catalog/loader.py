@@ -15,7 +15,14 @@ from importlib import resources
 from pathlib import Path, PurePosixPath
 from typing import Any, TypeVar
 
-from dpcheck.catalog.rule import EXAMPLE_MAIN_FILE, Catalog, Example, Reference, Rule
+from dpcheck.catalog.rule import (
+    EXAMPLE_MAIN_FILE,
+    Catalog,
+    Example,
+    MinimalExample,
+    Reference,
+    Rule,
+)
 from dpcheck.errors import CatalogError
 from dpcheck.model import Severity
 
@@ -29,8 +36,12 @@ else:  # pragma: no cover - exercised on Python 3.10 only
 RULE_ID = re.compile(r"DP\d{3}")
 KEBAB = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
 
-_REQUIRED_KEYS = ("id", "name", "severity", "summary", "rationale", "fix", "references", "examples")
-_RULE_KEYS = frozenset((*_REQUIRED_KEYS, "tags"))
+_REQUIRED_KEYS = (
+    "id", "name", "severity", "summary", "what", "rationale", "fix", "minimal", "references",
+    "examples",
+)
+_RULE_KEYS = frozenset((*_REQUIRED_KEYS, "tags", "configuration"))
+_MINIMAL_KEYS = ("flagged", "use-instead")
 _REFERENCE_KEYS = frozenset(("title", "url"))
 _EXAMPLE_KEYS = frozenset(("name", "code", "expect", "files", "pending"))
 
@@ -139,6 +150,12 @@ def _parse_rule(file: Traversable, data: dict[str, Any]) -> Rule:
     references = _list(file, "references", data["references"], _parse_reference)
     tags = _list(file, "tags", data.get("tags", []), _string)
     examples = _list(file, "examples", data["examples"], _parse_example)
+    what = _string(file, "what", data["what"]).strip()
+    if what == summary.strip():
+        raise CatalogError(f"{file}: what: repeats the summary; say what the rule checks beyond it")
+    configuration = data.get("configuration", "")
+    if not isinstance(configuration, str):
+        raise CatalogError(f"{file}: configuration: must be a string (Markdown)")
     return Rule(
         id=rule_id,
         name=name,
@@ -149,7 +166,27 @@ def _parse_rule(file: Traversable, data: dict[str, Any]) -> Rule:
         references=references,
         tags=tags,
         examples=examples,
+        what=what,
+        configuration=configuration.strip(),
+        minimal=_parse_minimal(file, data["minimal"]),
     )
+
+
+def _parse_minimal(file: Traversable, value: Any) -> MinimalExample:
+    """The minimal pair: ``flagged`` marks one line ``# flagged``, ``use-instead`` none (which
+    rule they must report is checked with the other examples)."""
+    table = _table(file, "minimal", value)
+    _check_keys(file, "minimal.", table, frozenset(_MINIMAL_KEYS), required=_MINIMAL_KEYS)
+    flagged = _parse_example(file, "minimal.flagged", table["flagged"])
+    use_instead = _parse_example(file, "minimal.use-instead", table["use-instead"])
+    if len(flagged.marked_lines()) != 1:
+        raise CatalogError(
+            f"{file}: minimal.flagged: mark exactly one line with a `# flagged` comment "
+            f"(found {len(flagged.marked_lines())})"
+        )
+    if use_instead.marked_lines():
+        raise CatalogError(f"{file}: minimal.use-instead: has a `# flagged` line; it must pass")
+    return MinimalExample(flagged, use_instead)
 
 
 def _parse_reference(file: Traversable, key: str, value: Any) -> Reference:
@@ -208,12 +245,19 @@ def _example_path(file: Traversable, key: str, path: str) -> str:
 
 def _check_examples_against(file: Traversable, rule: Rule, known: set[str]) -> None:
     """Examples may only expect rules that exist, and must show the rule firing and passing."""
-    for index, example in enumerate(rule.examples):
+    named = [(f"examples[{index}]", example) for index, example in enumerate(rule.examples)]
+    if rule.minimal is not None:
+        named += [("minimal.flagged", rule.minimal.flagged),
+                  ("minimal.use-instead", rule.minimal.use_instead)]
+    for key, example in named:
         unknown = sorted(set(example.expect) - known)
         if unknown:
-            raise CatalogError(
-                f"{file}: examples[{index}].expect: unknown rule id(s) {', '.join(unknown)}"
-            )
+            raise CatalogError(f"{file}: {key}.expect: unknown rule id(s) {', '.join(unknown)}")
+    if rule.minimal is not None:
+        if not rule.minimal.flagged.fires(rule.id):
+            raise CatalogError(f"{file}: minimal.flagged.expect: must list {rule.id}")
+        if rule.minimal.use_instead.fires(rule.id):
+            raise CatalogError(f"{file}: minimal.use-instead.expect: must not list {rule.id}")
     if not rule.failing_examples:
         raise CatalogError(f"{file}: examples: no example expects {rule.id} (add a failing one)")
     if not rule.passing_examples:

@@ -12,10 +12,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from dpcheck.catalog.docs import rule_help_markdown
+from dpcheck.catalog.examples import EXAMPLE_MAIN_FILE, FLAGGED_MARKER
 from dpcheck.errors import DpcheckError
 from dpcheck.model import Severity
 
-EXAMPLE_MAIN_FILE = "example.py"
+__all__ = ["EXAMPLE_MAIN_FILE", "Catalog", "Example", "MinimalExample", "Reference", "Rule"]
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,15 @@ class Example:
         """Whether a scan of this example must report ``rule_id``."""
         return rule_id in self.expect
 
+    def marked_lines(self) -> tuple[tuple[str, int], ...]:
+        """``(path, 1-based line)`` of every line carrying the ``# flagged`` marker comment."""
+        return tuple(
+            (path, number)
+            for path, text in self.project_files()
+            for number, line in enumerate(text.splitlines(), start=1)
+            if FLAGGED_MARKER.search(line)
+        )
+
     def to_json(self) -> dict[str, Any]:
         return {
             "name": self.name,
@@ -64,8 +74,27 @@ class Example:
 
 
 @dataclass(frozen=True)
+class MinimalExample:
+    """The shortest project that shows the rule (``flagged``, one line marked ``# flagged``) and
+    the smallest change that passes (``use_instead``): the "Example" section of the rule page.
+    Both are scanned by the tests like every example."""
+
+    flagged: Example
+    use_instead: Example
+
+    def to_json(self) -> dict[str, Any]:
+        return {"flagged": self.flagged.to_json(), "use-instead": self.use_instead.to_json()}
+
+
+@dataclass(frozen=True)
 class Rule:
-    """One catalog entry. ``help_text`` and ``help_uri`` are what SARIF's rule metadata needs."""
+    """One catalog entry. ``help_text`` and ``help_uri`` are what SARIF's rule metadata needs.
+
+    ``summary`` is one line; ``what`` says what the rule checks beyond it (where it anchors, what
+    it does not flag); ``rationale`` why it matters; ``fix`` how to fix it; ``configuration``
+    the settings that change what it reports (Markdown, may be empty); ``minimal`` the minimal
+    flagged / use-instead pair; ``examples`` the full example projects.
+    """
 
     id: str
     name: str
@@ -77,6 +106,9 @@ class Rule:
     tags: tuple[str, ...] = ()
     examples: tuple[Example, ...] = ()
     help_uri: str | None = None
+    what: str = ""
+    configuration: str = ""
+    minimal: MinimalExample | None = None
 
     @property
     def help_text(self) -> str:
@@ -99,10 +131,13 @@ class Rule:
             "name": self.name,
             "severity": self.severity.value,
             "summary": self.summary,
+            "what": self.what,
             "rationale": self.rationale,
             "fix": self.fix,
+            "configuration": self.configuration,
             "references": [r.to_json() for r in self.references],
             "tags": list(self.tags),
+            "minimal": self.minimal.to_json() if self.minimal else None,
             "examples": [e.to_json() for e in self.examples],
         }
 

@@ -41,7 +41,22 @@ def build_parser() -> argparse.ArgumentParser:
     for name in SUBCOMMANDS:
         module = importlib.import_module(f"dpcheck.cli.{name}")
         module.register(subparsers)
+    for sub in _all_subparsers(parser):
+        # after the sub-command too (`dpcheck scan --debug`); SUPPRESS keeps a --debug given
+        # before it, which a default would overwrite
+        sub.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                         help="show tracebacks on errors")
     return parser
+
+
+def _all_subparsers(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
+    """Every parser below ``parser`` (sub-commands and their own sub-commands)."""
+    found: list[argparse.ArgumentParser] = []
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in dict.fromkeys(action.choices.values()):
+                found += [sub, *_all_subparsers(sub)]
+    return found
 
 
 def main(argv: Sequence[str] | None = None) -> int:

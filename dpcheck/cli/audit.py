@@ -53,7 +53,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--format", choices=("text", "json"), default="text")
-    parser.add_argument("--plot", type=Path, metavar="FILE.png")
+    parser.add_argument("--plot", type=Path, metavar="FILE.png",
+                        help="plot the audit (needs the plot extra: pip install 'dpcheck[plot]')")
     parser.set_defaults(func=run)
 
 
@@ -67,6 +68,10 @@ def _require_torch() -> None:
 def run(args: argparse.Namespace) -> int:
     """Build the setting, run the audit, print it (and plot it); exit 1 on a violation."""
     _require_torch()
+    if args.plot is not None:
+        from dpcheck.figures import require_matplotlib
+
+        require_matplotlib("--plot")  # before the audit's trials, not after them
     from dpcheck.audit.finding import Overrides, load_finding, setting_from_finding
     from dpcheck.audit.runner import AuditOptions, run_audit
     from dpcheck.audit.setting import AuditSetting

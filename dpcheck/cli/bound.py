@@ -45,7 +45,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
                    help="divisor as Opacus 1.x computes it: int(N * (1/len(loader)))")
     p.add_argument("--drop-last", action="store_true", help="the loader drops the last partial batch")
     p.add_argument("--format", choices=("text", "json"), default="text")
-    p.add_argument("--plot", type=Path, metavar="FILE.png", help="write the curves and delta(eps) profiles")
+    p.add_argument("--plot", type=Path, metavar="FILE.png", help="write the curves and delta(eps) profiles (needs the plot extra: "
+                   "pip install 'dpcheck[plot]')")
     p.set_defaults(func=execute)
 
 
@@ -86,6 +87,10 @@ def execute(args: argparse.Namespace) -> int:
     from dpcheck.bounds.summary import text_report
     from dpcheck.report.jsonable import strict_json
 
+    if args.plot is not None:
+        from dpcheck.figures import require_matplotlib
+
+        require_matplotlib("--plot")  # before the computation, not after it
     report = build_report(request_from_args(args))
     if args.plot is not None:
         from dpcheck.bounds.plot import write_plot

@@ -1,7 +1,9 @@
 """`dpcheck rules` (the catalog as a table) and `dpcheck explain` (one rule in full, or docs).
 
 Both read the packaged rule catalog; `explain --all --format md --output DIR` writes the
-``docs/rules/`` pages that a test keeps equal to the catalog.
+``docs/rules/`` pages that a test keeps equal to the catalog. `explain RULE` shows the rule's
+page rendered for the terminal (paged when taller than the window); the full example projects
+only with ``--examples``.
 """
 
 from __future__ import annotations
@@ -14,12 +16,13 @@ from pathlib import Path
 from dpcheck.catalog import Rule, load_catalog
 from dpcheck.catalog.docs import (
     render_pages,
+    rule_explain_markdown,
     rule_page_markdown,
-    rule_text,
     rules_table_markdown,
     rules_table_text,
 )
 from dpcheck.errors import DpcheckError
+from dpcheck.report.meta import DEFAULT_DOCS_URL, rule_page_url
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -33,6 +36,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     )
     explain.add_argument("rule", nargs="?", metavar="RULE", help="rule id or name, e.g. DP101")
     explain.add_argument("--all", action="store_true", help="every rule of the catalog")
+    explain.add_argument("--examples", action="store_true",
+                         help="text: also show the full example projects (the page has them)")
     explain.add_argument("--format", choices=("text", "json", "md"), default="text")
     explain.add_argument(
         "--output",
@@ -71,6 +76,14 @@ def run_explain(args: argparse.Namespace) -> int:
             pages = {f"{rules[0].id}.md": rule_page_markdown(rules[0])}
         _write_pages(args.output, pages)
         return 0
+    if args.format == "text":
+        from dpcheck.cli.terminal import show_markdown  # rich loads only for explain
+
+        show_markdown("\n".join(
+            rule_explain_markdown(r, examples=args.examples, page_url=rule_page_url(r, DEFAULT_DOCS_URL))
+            for r in rules
+        ))
+        return 0
     sys.stdout.write(_render(rules, args.format, many=args.all))
     return 0
 
@@ -90,8 +103,7 @@ def _render(rules: tuple[Rule, ...], fmt: str, *, many: bool) -> str:
     if fmt == "json":
         data = [r.to_json() for r in rules] if many else rules[0].to_json()
         return json.dumps(data, indent=2) + "\n"
-    render = rule_page_markdown if fmt == "md" else rule_text
-    return "\n".join(render(r) for r in rules)
+    return "\n".join(rule_page_markdown(r) for r in rules)
 
 
 def _write_pages(directory: Path, pages: dict[str, str]) -> None:

@@ -7,19 +7,26 @@ import os
 import sys
 from pathlib import Path
 
-from dpcheck.config import FAIL_ON_LEVELS, parse_cli_params
-from dpcheck.engine import ScanOptions, settle
+from dpcheck.config import FAIL_ON_LEVELS, check_docs_url, parse_cli_params
+from dpcheck.engine import ScanOptions, Settings, settle
 from dpcheck.errors import DpcheckError
+from dpcheck.figures import require_matplotlib
 from dpcheck.gate import GateOptions, GateOutcome, gated_scan
-from dpcheck.model import ScanResult, Severity
+from dpcheck.model import ScanError, ScanResult, Severity
 from dpcheck.parse.notebook import display_text
+from dpcheck.parse.source import is_binary
 from dpcheck.progress import progress_display
-from dpcheck.report import FORMATS, render
+from dpcheck.report import FORMATS, OUTPUT_FORMATS, PathView, RenderOptions, output_format, render
+from dpcheck.report.meta import DEFAULT_DOCS_URL
 
+#: Formats code scanning and a CI log read: on an error before any result they still get a
+#: document saying so (a SARIF run that failed, an error annotation), so the reason shows where
+#: the findings would have. JSON keeps its contract: exit 2 and the message on stderr only.
+ANNOTATED_FORMATS = frozenset({"sarif", "github"})
 
 
 def _codes(values: list[str] | None) -> list[str]:
-    return [c.strip().upper() for v in values or [] for c in v.split(",") if c.strip()]
+    return [c.strip() for v in values or [] for c in v.split(",") if c.strip()]
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -31,7 +38,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "pipelines whose update rule or sampling does not match the privacy accountant.",
     )
     p.add_argument("paths", nargs="*", type=Path, default=[Path(".")], metavar="PATH")
-    p.add_argument("--format", choices=FORMATS, default="text", help="output format (default text)")
+    p.add_argument(
+        "--output-format",
+        choices=OUTPUT_FORMATS,
+        help="full (default: each finding with its code, evidence and bound), concise (one line "
+        "per finding), json, sarif or github; [tool.dpcheck] output-format sets a project default",
+    )
+    p.add_argument(
+        "--format",
+        choices=FORMATS,
+        help="the older name: text (the text report, in the --output-format or configured style), "
+        "json, sarif or github",
+    )
+    p.add_argument("--show-evidence", action="store_true",
+                   help="with concise output, list each finding's evidence and bound under it")
     p.add_argument("--output", "-o", type=Path, help="write the report to FILE instead of stdout")
     p.add_argument("--fail-on", choices=FAIL_ON_LEVELS, help="lowest severity that makes the exit code 1 (default error)")
     p.add_argument(
@@ -46,15 +66,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         help="drop findings accepted in FILE (written by `dpcheck baseline write FILE`)",
     )
     p.add_argument("--plot-dir", type=Path, metavar="DIR",
-                   help="write one PNG per finding's bound (claimed vs witness vs guarantee) to DIR")
+                   help="write one PNG per finding's bound (claimed vs witness vs guarantee) to DIR "
+                   "(needs the plot extra: pip install 'dpcheck[plot]')")
+    p.add_argument("--docs-url", metavar="URL",
+                   help=f"base URL of the rule pages linked from SARIF and annotations (default "
+                   f"{DEFAULT_DOCS_URL}; [tool.dpcheck] docs-url)")
     add_scan_options(p)
     p.set_defaults(func=execute)
 
 
 def add_scan_options(p: argparse.ArgumentParser) -> None:
     """The options that choose what a scan finds (shared with ``dpcheck baseline write``)."""
-    p.add_argument("--select", action="append", metavar="RULES", help="only these rules (comma-separated ids or prefixes)")
-    p.add_argument("--ignore", action="append", metavar="RULES", help="skip these rules")
+    p.add_argument("--select", action="append", metavar="RULES",
+                   help="only these rules (comma-separated ids, prefixes such as DP1, or names)")
+    p.add_argument("--ignore", action="append", metavar="RULES", help="skip these rules (ids, prefixes or names)")
     p.add_argument("--config", type=Path, help="configuration file (default: the project's pyproject.toml)")
     p.add_argument("--jobs", "-j", type=int, help="parallel processes (default: CPU count)")
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the analysis cache")
@@ -67,7 +92,9 @@ def add_scan_options(p: argparse.ArgumentParser) -> None:
         help="override a statically found parameter: sigma, clip, batch_size, N, q, epochs, "
         "steps, delta, target_epsilon, dim (repeatable)",
     )
-    p.add_argument("--strict", action="store_true", help="also report blanket and unused suppressions")
+    p.add_argument("--strict", action="store_true",
+                   help="fail (exit 1) on any suppression issue, also blanket and unused ones, and "
+                   "make unknown per-file-ignores codes errors")
     p.add_argument("--quiet", "-q", action="store_true", help="only findings and the summary line")
 
 
@@ -99,39 +126,26 @@ def exit_code(result: ScanResult, fail_on: str, strict: bool) -> int:
 
 def execute(args: argparse.Namespace) -> int:
     """Run the scan and write the report; the exit code follows ``--fail-on``."""
-    settings = settle(scan_options(args))
-    with progress_display(args.quiet) as progress:
-        outcome = gated_scan(settings, GateOptions(args.new_since, args.baseline), progress)
+    if args.plot_dir is not None:
+        require_matplotlib("--plot-dir")  # before the scan, not after minutes of it
+    fmt = output_format(args.format, args.output_format, None)
+    try:
+        settings = settle(scan_options(args))
+        fmt = output_format(args.format, args.output_format, settings.config.output_format)
+        with progress_display(args.quiet) as progress:
+            outcome = gated_scan(settings, GateOptions(args.new_since, args.baseline), progress)
+    except DpcheckError as exc:
+        if fmt in ANNOTATED_FORMATS:  # the reader (code scanning, a CI step) learns why it is empty
+            _write(args.output, render(ScanResult(errors=[ScanError("", str(exc))]), fmt,
+                                       sources=None, rules=()))
+        raise
     result = outcome.result
     if not args.quiet:
         _note_dropped(outcome, args.new_since, args.baseline)
-    sources = {
-        f.span.path: text
-        for f in result.findings
-        if (text := _read_text(settings.root, f.span.path)) is not None
-    }
-    color = (
-        args.format == "text"
-        and args.output is None
-        and sys.stdout.isatty()
-        and "NO_COLOR" not in os.environ
-    )
-    report = render(
-        result,
-        args.format,
-        sources=sources,
-        rules=settings.catalog.rules,
-        root=settings.root,
-        color=color,
-        quiet=args.quiet,
-    )
-    if args.output is not None:
-        try:
-            args.output.write_text(report, encoding="utf-8")
-        except OSError as exc:
-            raise DpcheckError(f"{args.output}: cannot write report: {exc.strerror or exc}") from None
-    else:
-        sys.stdout.write(report)
+    for warning in result.warnings:
+        sys.stderr.write(f"dpcheck: warning: {warning}\n")
+    _write(args.output, render(result, fmt, sources=_sources(result, settings.root),
+                               rules=settings.catalog.rules, options=_render_options(args, settings, fmt)))
     if args.plot_dir is not None:  # after the report: a plot that cannot be written loses nothing
         from dpcheck.bounds.plot import plot_findings
 
@@ -139,6 +153,36 @@ def execute(args: argparse.Namespace) -> int:
     if any(e.internal for e in result.errors):
         return 2
     return exit_code(result, args.fail_on or settings.config.fail_on or "error", settings.strict)
+
+
+def _render_options(args: argparse.Namespace, settings: Settings, fmt: str) -> RenderOptions:
+    color = (
+        fmt in ("full", "concise")
+        and args.output is None
+        and sys.stdout.isatty()
+        and "NO_COLOR" not in os.environ
+    )
+    docs_url = settings.config.docs_url or DEFAULT_DOCS_URL
+    if args.docs_url is not None:
+        docs_url = check_docs_url(args.docs_url, "--docs-url")
+    return RenderOptions(
+        color=color,
+        quiet=args.quiet,
+        show_evidence=args.show_evidence,
+        paths=PathView.here(settings.root),
+        root=settings.root,
+        docs_url=docs_url,
+    )
+
+
+def _write(output: Path | None, report: str) -> None:
+    if output is None:
+        sys.stdout.write(report)
+        return
+    try:
+        output.write_text(report, encoding="utf-8")
+    except OSError as exc:
+        raise DpcheckError(f"{output}: cannot write report: {exc.strerror or exc}") from None
 
 
 def _note_dropped(outcome: GateOutcome, ref: str | None, baseline: Path | None) -> None:
@@ -153,9 +197,19 @@ def _findings(n: int) -> str:
     return f"{n} finding{'' if n == 1 else 's'}"
 
 
+def _sources(result: ScanResult, root: Path) -> dict[str, str]:
+    """The text of every file a finding is in, for code frames (a notebook's code cells);
+    binary files have none."""
+    return {
+        f.span.path: text
+        for f in result.findings
+        if (text := _read_text(root, f.span.path)) is not None
+    }
+
+
 def _read_text(root: Path, path: str) -> str | None:
-    """The text a code frame quotes for ``path`` (a notebook's code cells), None if unreadable."""
     try:
-        return display_text(path, (root / path).read_bytes())
+        data = (root / path).read_bytes()
     except OSError:
         return None
+    return None if is_binary(data) else display_text(path, data)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import textwrap
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -21,6 +22,16 @@ __all__ = ["FORMATS", "render"]
 
 HEADERS = ("tags", "commit", "mean", "sum", "Poisson built-in", "Poisson default",
            "accountant", "mechanism")
+
+#: What the short codes of the ``mean`` and ``sum`` columns mean; printed under the text and
+#: Markdown tables (CSV and JSON readers take the vocabulary from dpcheck/data/README.md).
+LEGEND = (
+    "mean / sum: what the library divides the noisy gradient sum by with "
+    'loss_reduction="mean" / "sum": A = the realized batch size |B| (ASGM), '
+    "EA = the expected batch size N·q (EASGM), FEA = ⌊N·q⌋ (FEASGM), none = nothing (the "
+    "sum is released: SGM); Poisson built-in / default: whether the release ships a Poisson "
+    "sampler / uses it by default."
+)
 
 
 def _show(value: Any) -> str:
@@ -57,6 +68,7 @@ def _markdown(groups: Sequence[Group], evidence: bool) -> str:
             out.append(f"**{group.label}**")
             out.extend(f"- `{line}`" for line in _evidence_lines(group))
             out.append("")
+    out += ["", LEGEND]
     return "\n".join(out).rstrip("\n") + "\n"
 
 
@@ -68,6 +80,7 @@ def _text(groups: Sequence[Group], evidence: bool) -> str:
         out.append("  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip())
         if evidence and index:
             out.extend(f"    {line}" for line in _evidence_lines(groups[index - 1]))
+    out += ["", *textwrap.wrap(LEGEND, 100)]
     return "\n".join(out) + "\n"
 
 

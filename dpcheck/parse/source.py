@@ -31,11 +31,16 @@ def blob_id(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
+def is_binary(data: bytes) -> bool:
+    """Whether ``data`` is a binary file (holds a NUL byte), which is never Python source."""
+    return b"\0" in data
+
+
 def decode_source(data: bytes, max_bytes: int = MAX_FILE_BYTES) -> str | SourceProblem:
     """Decode per PEP 263/3120 (coding cookie, else UTF-8), refusing binary and huge files."""
     if len(data) > max_bytes:
         return SourceProblem(f"file is too large to analyse ({len(data)} bytes > {max_bytes})")
-    if b"\0" in data:
+    if is_binary(data):
         return SourceProblem("file is binary (contains NUL bytes), not Python source")
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)

@@ -1,10 +1,12 @@
 """GitHub Actions workflow-command annotations: one line per finding, suppression issue, error.
 
-``::error file=F,line=L,col=C,endLine=L2,endColumn=C2,title=DP101 rule-name::message``; warnings
-use ``::warning`` and info findings ``::notice``. The message carries the evidence and the bound
-summary on further (escaped) lines, since an annotation is all a runner without code scanning
-shows. Escaping follows the Actions runner: ``%``, CR and LF in the message; additionally ``:``
-and ``,`` in property values.
+``::error file=F,line=L,col=C,endLine=L2,endColumn=C2,title=DP101 [error] rule-name::message``;
+warnings use ``::warning`` and info findings ``::notice``. An annotation is all a runner without
+code scanning shows, and it is read on the diff, so it stays short: the finding's message, the
+bound's one-line summary and the link to the rule page, each on its own (escaped) line. The
+evidence is in the SARIF report and the text output. Paths are relative to the repository (the
+scan root), as the runner expects. Escaping follows the Actions runner: ``%``, CR and LF in the
+message; additionally ``:`` and ``,`` in property values.
 
 A finding in a Jupyter notebook is annotated on the notebook file without a line (a line of the
 notebook's JSON is not a line of its code); its message starts with the cell location,
@@ -17,7 +19,14 @@ from collections.abc import Mapping, Sequence
 
 from dpcheck.locations import CellLayout, Location, locate, location_text
 from dpcheck.model import Finding, ScanError, ScanResult, Severity, Span
-from dpcheck.report.meta import RuleMeta, SuppressionNotice, bound_summary, rules_by_id
+from dpcheck.report.meta import (
+    DEFAULT_DOCS_URL,
+    RuleMeta,
+    SuppressionNotice,
+    bound_line,
+    rule_page_url,
+    rules_by_id,
+)
 
 _COMMAND: dict[Severity, str] = {
     Severity.ERROR: "error",
@@ -69,20 +78,18 @@ def _in_cell(location: Location) -> str:
     return location_text(location).removeprefix(f"{location.path}:")
 
 
-def _finding_command(
-    finding: Finding, rules: dict[str, RuleMeta], cells: Mapping[str, CellLayout]
-) -> str:
+def _finding_command(finding: Finding, rules: dict[str, RuleMeta], docs_url: str,
+                     cells: Mapping[str, CellLayout]) -> str:
     properties, prefix = _position(finding.span, cells)
     rule = rules.get(finding.rule)
-    properties["title"] = f"{finding.rule} {rule.name}" if rule else finding.rule
-    details = [
-        f"evidence: {location_text(locate(e.span, cells.get(e.span.path)), column=False)}: {e.note}"
-        for e in finding.evidence
-    ]
-    details += [f"bound: {line}" for line in bound_summary(finding.bound)]
-    return workflow_command(
-        _COMMAND[finding.severity], properties, "\n".join([prefix + finding.message, *details])
-    )
+    severity = f"[{finding.severity.value}]"
+    properties["title"] = " ".join([finding.rule, severity, *([rule.name] if rule else [])])
+    lines = [prefix + finding.message]
+    if (bound := bound_line(finding.bound)) is not None:
+        lines.append(f"bound: {bound}")
+    if rule is not None:
+        lines.append(f"rule: {rule_page_url(rule, docs_url)}")
+    return workflow_command(_COMMAND[finding.severity], properties, "\n".join(lines))
 
 
 def _suppression_command(notice: SuppressionNotice, cells: Mapping[str, CellLayout]) -> str:
@@ -95,10 +102,14 @@ def _error_command(error: ScanError) -> str:
     return workflow_command("error", {"file": error.path} if error.path else {}, error.message)
 
 
-def render_github(result: ScanResult, *, rules: Sequence[RuleMeta]) -> str:
-    """All annotations (findings in the result's order, suppression issues, scan errors)."""
+def render_github(
+    result: ScanResult, *, rules: Sequence[RuleMeta], docs_url: str = DEFAULT_DOCS_URL
+) -> str:
+    """All annotations (findings in the result's order, suppression issues, scan errors,
+    warnings)."""
     index = rules_by_id(rules)
-    lines = [_finding_command(f, index, result.cells) for f in result.findings]
+    lines = [_finding_command(f, index, docs_url, result.cells) for f in result.findings]
     lines += [_suppression_command(n, result.cells) for n in result.suppression_issues]
     lines += [_error_command(e) for e in result.errors]
+    lines += [workflow_command("warning", {"title": "dpcheck"}, w) for w in result.warnings]
     return "".join(line + "\n" for line in lines)

@@ -29,7 +29,8 @@ Shape (``ScanResult.to_json``; keys in this order)::
       "errors": [{"path": str, "message": str, "internal": bool}],
       "files_scanned": int,
       "suppressed": int,
-      "suppression_issues": [...]
+      "suppression_issues": [...],
+      "warnings": [str, ...]
     }
 
     SPAN     = {"path", "cell", "line", "column", "end_line", "end_column"}
@@ -38,24 +39,46 @@ Shape (``ScanResult.to_json``; keys in this order)::
     PARAM    = {"value": number | null, "source": str, "span": SPAN | null,
                 "expression": str | null}
 
-Paths are POSIX and relative to the scan root; lines and columns are 1-based. ``cell`` is null in
-a Python file; in a Jupyter notebook it is the cell's number (counting every cell from 1, markdown
-included, as Jupyter lists them) and ``line``, ``column`` and ``end_line`` count within that
-cell. ``fingerprint`` is stable across runs and line shifts (and across re-executions of a
-notebook). The output is strict JSON: a non-finite float in a bound is written as the string
+Paths are POSIX and relative to the scan root; lines and columns are 1-based. Every object with
+a ``path`` (a finding, its evidence, a span, a pipeline, an error, a suppression issue) also has
+``display_path`` right after it: the same file relative to the folder dpcheck ran in, as the text
+report prints it. ``display_path`` is added here, not in the model: the model's JSON is also the
+cache's, which must not depend on where dpcheck ran. ``cell`` is null in a Python file; in a
+Jupyter notebook it is the cell's number (counting every cell from 1, markdown included, as
+Jupyter lists them) and ``line``, ``column`` and ``end_line`` count within that cell.
+``fingerprint`` is stable across runs and line shifts (and across re-executions of a notebook).
+The output is strict JSON: a non-finite float in a bound is written as the string
 ``"Infinity"``, ``"-Infinity"`` or ``"NaN"``.
 """
 
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from dpcheck import __version__
 from dpcheck.model import ScanResult
 from dpcheck.report.jsonable import strict_json
+from dpcheck.report.locations import PathView
+
+_PLAIN_KEYS = frozenset({"bound"})  # numeric payloads: no path inside
 
 
-def render_json(result: ScanResult) -> str:
-    """The documented JSON document for ``result``."""
-    document = strict_json(result.to_json(__version__))
+def render_json(result: ScanResult, *, paths: PathView = PathView()) -> str:
+    """The documented JSON document for ``result``; ``paths`` gives the ``display_path``s."""
+    document = _with_display_paths(strict_json(result.to_json(__version__)), paths)
     return json.dumps(document, indent=2, sort_keys=False, allow_nan=False) + "\n"
+
+
+def _with_display_paths(value: Any, paths: PathView) -> Any:
+    """A copy of ``value`` where each object's string ``path`` is followed by ``display_path``."""
+    if isinstance(value, list):
+        return [_with_display_paths(item, paths) for item in value]
+    if not isinstance(value, dict):
+        return value
+    out: dict[str, Any] = {}
+    for key, item in value.items():
+        out[key] = item if key in _PLAIN_KEYS else _with_display_paths(item, paths)
+        if key == "path" and isinstance(item, str):
+            out["display_path"] = paths.show(item)
+    return out

@@ -6,7 +6,9 @@ declared by ``columnKind``), the evidence as ``relatedLocations``, the model's f
 ``partialFingerprints["dpcheck/v1"]`` (stable across runs and line shifts, so code scanning
 tracks an alert through edits) and the pipeline and bound under ``properties``. Scan errors are
 ``error`` notifications of the single invocation, which then reports ``executionSuccessful:
-false``; suppression issues (``--strict``) are ``warning`` notifications.
+false``; suppression issues and the run's warnings are ``warning`` notifications. The driver's
+``informationUri`` is the index of the rule pages and each rule's ``helpUri`` its page (base URL
+configurable, see :mod:`dpcheck.report.meta`).
 
 A location in a Jupyter notebook names the notebook, with the line of the module its code cells
 make (the concatenated source, as ruff reports it) and the column in the cell's own text; the
@@ -25,14 +27,19 @@ from dpcheck import __version__
 from dpcheck.locations import CellLayout, locate
 from dpcheck.model import Evidence, Finding, ScanError, ScanResult, Severity, Span
 from dpcheck.report.jsonable import strict_json
-from dpcheck.report.meta import RuleMeta, SuppressionNotice
+from dpcheck.report.meta import (
+    DEFAULT_DOCS_URL,
+    RuleMeta,
+    SuppressionNotice,
+    rule_page_url,
+    rules_index_url,
+)
 
 SARIF_SCHEMA = (
     "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 )
 SARIF_VERSION = "2.1.0"
 SRCROOT = "%SRCROOT%"
-INFORMATION_URI = "https://github.com/dpcheck/dpcheck"
 FINGERPRINT_KEY = "dpcheck/v1"
 RULE_TAGS: tuple[str, ...] = ("differential-privacy", "privacy")
 
@@ -90,7 +97,7 @@ def _location(span: Span, cells: Mapping[str, CellLayout]) -> dict[str, Any]:
     }
 
 
-def _rule_descriptor(rule: RuleMeta) -> dict[str, Any]:
+def _rule_descriptor(rule: RuleMeta, docs_url: str) -> dict[str, Any]:
     """The rule's ``reportingDescriptor``; a catalog rule's optional ``tags`` join the defaults."""
     severity = Severity(rule.severity)
     descriptor: dict[str, Any] = {
@@ -105,8 +112,7 @@ def _rule_descriptor(rule: RuleMeta) -> dict[str, Any]:
             "problem.severity": _PROBLEM_SEVERITY[severity],
         },
     }
-    if rule.help_uri:
-        descriptor["helpUri"] = rule.help_uri
+    descriptor["helpUri"] = rule_page_url(rule, docs_url)
     return descriptor
 
 
@@ -168,15 +174,21 @@ def _original_uri_base_ids(root: Path | None) -> dict[str, Any]:
 
 
 def sarif_log(
-    result: ScanResult, *, rules: Sequence[RuleMeta], root: Path | None
+    result: ScanResult,
+    *,
+    rules: Sequence[RuleMeta],
+    root: Path | None,
+    docs_url: str = DEFAULT_DOCS_URL,
 ) -> dict[str, Any]:
-    """The SARIF log object (before serialisation)."""
+    """The SARIF log object (before serialisation). ``informationUri`` is the index of the rule
+    pages under ``docs_url``, each rule's ``helpUri`` its page."""
     rule_index = {rule.id: i for i, rule in enumerate(rules)}
     invocation: dict[str, Any] = {"executionSuccessful": not result.errors}
     notifications = [_notification(e) for e in result.errors]
     notifications += [
         _suppression_notification(n, result.cells) for n in result.suppression_issues
     ]
+    notifications += [{"level": "warning", "message": _text(w)} for w in result.warnings]
     if notifications:
         invocation["toolExecutionNotifications"] = notifications
     run = {
@@ -185,8 +197,8 @@ def sarif_log(
                 "name": "dpcheck",
                 "version": __version__,
                 "semanticVersion": __version__,
-                "informationUri": INFORMATION_URI,
-                "rules": [_rule_descriptor(rule) for rule in rules],
+                "informationUri": rules_index_url(docs_url),
+                "rules": [_rule_descriptor(rule, docs_url) for rule in rules],
             }
         },
         "invocations": [invocation],
@@ -197,7 +209,13 @@ def sarif_log(
     return {"$schema": SARIF_SCHEMA, "version": SARIF_VERSION, "runs": [run]}
 
 
-def render_sarif(result: ScanResult, *, rules: Sequence[RuleMeta], root: Path | None) -> str:
+def render_sarif(
+    result: ScanResult,
+    *,
+    rules: Sequence[RuleMeta],
+    root: Path | None,
+    docs_url: str = DEFAULT_DOCS_URL,
+) -> str:
     """The SARIF document as indented JSON with a trailing newline."""
-    log = sarif_log(result, rules=rules, root=root)
+    log = sarif_log(result, rules=rules, root=root, docs_url=docs_url)
     return json.dumps(log, indent=2, allow_nan=False) + "\n"

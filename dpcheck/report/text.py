@@ -1,39 +1,56 @@
-"""The human report: findings with code frames, pipelines, suppression issues, errors, summary.
+"""The human report, in two styles: ``full`` (the default) and ``concise`` (one line a finding).
 
-Findings are grouped by file (sorted by path, line, column, rule), one block each. Shape::
+Findings are sorted by path, line, column and rule. Every finding line carries its severity.
+``full`` adds a code frame, the evidence and the bound under each finding, the pipelines
+overview (unless quiet), and sections for suppression issues and scan errors::
 
-    train.py:14:30: DP101 update divides the noisy sum by the realized batch size (ASGM), ...
+    train.py:14:30: DP101 [error] update divides the noisy sum by the realized batch size (ASGM), ...
       13 |             noisy = grads.sum(0) + torch.normal(0.0, SIGMA * CLIP, grads.shape[1:])
       14 |             update = noisy / len(batch)
          |                              ^^^^^^^^^^
       = evidence: train.py:9: RDP accountant assumes SGM + Poisson
+      = evidence: sigma = 1.1 (override from --param)
       = bound: claimed eps = 2.97 (SGM, RDP, delta = 1e-05)
       = bound: corrected eps <= 8.41 (ASGM, Theorem 2)
 
     Pipelines:
-      train.py:8 train: mechanism ASGM, sampling poisson, accountant opacus-rdp (assumes ...)
+      train.py:8: mechanism ASGM, sampling poisson, accountant opacus-rdp (assumes ...), entry train
 
     Suppressions:
-      train.py:7:30: unused suppression (DP102): no finding on line 7
+      train.py:7:30: [warning] unused suppression (DP102): no finding on its own line
 
     Errors:
-      data/blob.py: cannot read: Permission denied
+      data/blob.py: [error] cannot read: Permission denied
 
     Found 1 finding (1 error) in 12 files; 1 suppressed; 1 suppression issue; 1 scan error.
 
-Columns are 1-based, as stored in the model. A span in a notebook is printed in its cell,
-``tutorial.ipynb:cell 7:12:5:``, and its code frame shows that cell's lines, numbered in the cell.
-Colour (ANSI) is used only when asked for.
+``concise`` prints only the finding lines (with ``show_evidence``, each followed by its evidence
+and bound lines), one line per suppression issue and scan error, and the summary. Paths are shown
+relative to the current folder (:mod:`dpcheck.report.locations`); columns are 1-based. A span in
+a notebook is printed in its cell, ``tutorial.ipynb:cell 7:12:5:``, and its code frame shows that
+cell's lines, numbered in the cell. Colour (ANSI) is used only when asked for.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 
-from dpcheck.locations import CellLayout, Location, locate, location_text
-from dpcheck.model import Evidence, Finding, Pipeline, ScanError, ScanResult, Severity, Span
+from dpcheck.model import (
+    Evidence,
+    Finding,
+    ParamValue,
+    Pipeline,
+    ScanError,
+    ScanResult,
+    Severity,
+    Span,
+)
+from dpcheck.locations import CellLayout, locate
 from dpcheck.report.frames import code_frame, source_lines
+from dpcheck.report.locations import PathView, location
 from dpcheck.report.meta import SuppressionNotice, bound_summary
+
+TEXT_STYLES: tuple[str, ...] = ("full", "concise")
 
 _RESET = "\x1b[0m"
 _BOLD = "\x1b[1m"
@@ -61,96 +78,130 @@ def render_text(
     sources: Mapping[str, str],
     color: bool = False,
     quiet: bool = False,
+    style: str = "full",
+    show_evidence: bool = False,
+    paths: PathView = PathView(),
 ) -> str:
-    """Render ``result`` for a terminal; ``quiet`` leaves out the pipelines overview."""
-    style = _Style(color)
-    cells = result.cells
+    """Render ``result`` for a terminal in ``style`` (``full`` or ``concise``).
+
+    ``quiet`` leaves out the pipelines overview of ``full``; ``show_evidence`` adds the evidence
+    and bound lines to ``concise`` (``full`` always has them).
+    """
+    if style not in TEXT_STYLES:
+        raise ValueError(f"unknown text style {style!r}")
+    writer = _Writer(_Style(color), paths, _overrides(result.pipelines), result.cells)
+    if style == "concise":
+        lines: list[str] = []
+        for finding in sorted(result.findings, key=Finding.sort_key):
+            lines.append(writer.header(finding))
+            if show_evidence:
+                lines.extend(writer.details(finding))
+        lines += [writer.notice(n) for n in result.suppression_issues]
+        lines += [writer.error(e) for e in result.errors]
+        return "".join(f"{line}\n" for line in [*lines, summary_line(result)])
     blocks: list[list[str]] = []
     for finding in sorted(result.findings, key=Finding.sort_key):
-        blocks.append(list(_finding_lines(finding, sources.get(finding.span.path), style, cells)))
+        blocks.append(list(writer.finding(finding, sources.get(finding.span.path))))
     if result.pipelines and not quiet:
-        blocks.append(_pipeline_lines(result.pipelines, style, cells))
+        blocks.append(writer.pipelines(result.pipelines))
     if result.suppression_issues:
-        blocks.append(_suppression_lines(result.suppression_issues, style, cells))
+        blocks.append(writer.section("Suppressions:", [writer.notice(n) for n in result.suppression_issues]))
     if result.errors:
-        blocks.append(_error_lines(result.errors, style))
+        blocks.append(writer.section("Errors:", [writer.error(e) for e in result.errors]))
     blocks.append([summary_line(result)])
     return "\n\n".join("\n".join(block) for block in blocks) + "\n"
 
 
-def _finding_lines(
-    finding: Finding, source: str | None, style: _Style, cells: Mapping[str, CellLayout]
-) -> Iterator[str]:
-    """Header, code frame, evidence and bound summary of one finding."""
-    location = locate(finding.span, cells.get(finding.span.path))
-    header = style(f"{location_text(location)}:", _BOLD)
-    rule = style(finding.rule, _SEVERITY_COLOR[finding.severity])
-    yield f"{header} {rule} {finding.message}"
-    if source is not None:
-        yield from _frame_lines(_frame_source(source, location, cells), location, finding, style)
-    for evidence in finding.evidence:
-        yield f"  = evidence: {_evidence_text(evidence, cells)}"
-    for line in bound_summary(finding.bound):
-        yield f"  = bound: {line}"
+def _overrides(pipelines: Sequence[Pipeline]) -> dict[str, list[ParamValue]]:
+    """Per pipeline entry, the parameters a ``--param`` or the config's ``params`` supplied."""
+    return {
+        p.entry: [v for _, v in sorted(p.params.items()) if v.source == "override"]
+        for p in pipelines
+    }
 
 
-def _frame_source(source: str, location: Location, cells: Mapping[str, CellLayout]) -> str:
-    """The text the frame of ``location`` is cut from: the whole file, or in a notebook the
-    lines of the location's cell (whose lines ``location`` counts)."""
-    layout = cells.get(location.path)
-    placed = layout.cell_lines(location.cell) if layout and location.cell is not None else None
-    if placed is None:
-        return source
-    first, count = placed
-    return "\n".join(source_lines(source)[first - 1 : first - 1 + count])
+class _Writer:
+    """The lines of one text report, sharing its colour, path view and overrides."""
 
+    def __init__(self, style: _Style, paths: PathView, overrides: dict[str, list[ParamValue]],
+                 cells: Mapping[str, CellLayout]) -> None:
+        self.style = style
+        self.paths = paths
+        self.overrides = overrides
+        self.cells = cells
 
-def _frame_lines(source: str, location: Location, finding: Finding, style: _Style) -> Iterator[str]:
-    """The code frame with a gutter wide enough for the largest line number shown."""
-    span = Span(location.path, location.line, location.column, location.end_line,
-                location.end_column)
-    rows = code_frame(source, span)
-    width = max((len(str(n)) for n, _ in rows if n is not None), default=1)
-    for number, text in rows:
-        if number is None:
-            yield f"  {' ' * width} | {style(text, _SEVERITY_COLOR[finding.severity])}"
-        else:
-            yield f"  {style(str(number).rjust(width), _DIM)} | {text}"
+    def where(self, span: Span, *, column: bool = True) -> str:
+        """The span's location as a person opens it (a notebook's in its cell)."""
+        return location(span, self.paths, self.cells, column=column)
 
+    def header(self, finding: Finding) -> str:
+        """``path:line:col: DP101 [error] message``."""
+        color = _SEVERITY_COLOR[finding.severity]
+        where = self.style(f"{self.where(finding.span)}:", _BOLD)
+        rule = self.style(finding.rule, color)
+        severity = self.style(f"[{finding.severity.value}]", color)
+        return f"{where} {rule} {severity} {finding.message}"
 
-def _evidence_text(evidence: Evidence, cells: Mapping[str, CellLayout]) -> str:
-    location = locate(evidence.span, cells.get(evidence.span.path))
-    return f"{location_text(location, column=False)}: {evidence.note}"
+    def finding(self, finding: Finding, source: str | None) -> Iterator[str]:
+        """Header, code frame, evidence and bound summary of one finding."""
+        yield self.header(finding)
+        if source is not None:
+            yield from self._frame(source, finding)
+        yield from self.details(finding)
 
+    def details(self, finding: Finding) -> Iterator[str]:
+        """The evidence (overridden parameters included) and the bound summary lines."""
+        for evidence in finding.evidence:
+            yield f"  = evidence: {self._evidence(evidence)}"
+        for value in self.overrides.get(finding.pipeline or "", ()):
+            origin = (value.expression or "").rpartition(": ")[0] or "an override"
+            yield f"  = evidence: {value.name} = {value.value} (override from {origin})"
+        for line in bound_summary(finding.bound):
+            yield f"  = bound: {line}"
 
-def _pipeline_lines(
-    pipelines: Sequence[Pipeline], style: _Style, cells: Mapping[str, CellLayout]
-) -> list[str]:
-    lines = [style("Pipelines:", _BOLD)]
-    for p in pipelines:
-        accountant = f"{p.accountant.name} (assumes {p.accountant.assumes})"
-        where = location_text(locate(Span(p.path, p.line), cells.get(p.path)), column=False)
-        lines.append(
-            f"  {where} {p.entry}: mechanism {p.mechanism}, sampling {p.sampling}, "
-            f"accountant {accountant}"
-        )
-    return lines
+    def _frame(self, source: str, finding: Finding) -> Iterator[str]:
+        """The code frame with a gutter wide enough for the largest line number shown; in a
+        notebook, the lines of the finding's cell numbered in the cell."""
+        span = finding.span
+        layout = self.cells.get(span.path)
+        placed = locate(span, layout)
+        lines = layout.cell_lines(placed.cell) if layout and placed.cell is not None else None
+        if lines is not None:
+            first, count = lines
+            source = "\n".join(source_lines(source)[first - 1: first - 1 + count])
+            span = Span(span.path, placed.line, placed.column, placed.end_line, placed.end_column)
+        rows = code_frame(source, span)
+        width = max((len(str(n)) for n, _ in rows if n is not None), default=1)
+        for number, text in rows:
+            if number is None:
+                yield f"  {' ' * width} | {self.style(text, _SEVERITY_COLOR[finding.severity])}"
+            else:
+                yield f"  {self.style(str(number).rjust(width), _DIM)} | {text}"
 
+    def _evidence(self, evidence: Evidence) -> str:
+        return f"{self.where(evidence.span, column=False)}: {evidence.note}"
 
-def _suppression_lines(
-    notices: Sequence[SuppressionNotice], style: _Style, cells: Mapping[str, CellLayout]
-) -> list[str]:
-    lines = [style("Suppressions:", _BOLD)]
-    lines.extend(
-        f"  {location_text(locate(n.span, cells.get(n.span.path)))}: {n.message}" for n in notices
-    )
-    return lines
+    def pipelines(self, pipelines: Sequence[Pipeline]) -> list[str]:
+        """One line per pipeline; the entry is named only when it is not the file itself."""
+        lines = []
+        for p in pipelines:
+            where = self.where(Span(p.path, p.line), column=False)
+            entry = f", entry {p.entry}" if p.entry != p.path else ""
+            lines.append(
+                f"  {where}: mechanism {p.mechanism}, sampling {p.sampling}, accountant "
+                f"{p.accountant.name} (assumes {p.accountant.assumes}){entry}"
+            )
+        return self.section("Pipelines:", [line.strip() for line in lines])
 
+    def notice(self, notice: SuppressionNotice) -> str:
+        return f"{self.where(notice.span)}: [warning] {notice.message}"
 
-def _error_lines(errors: Sequence[ScanError], style: _Style) -> list[str]:
-    lines = [style("Errors:", _BOLD)]
-    lines.extend(f"  {e.path}: {e.message}" if e.path else f"  {e.message}" for e in errors)
-    return lines
+    def error(self, error: ScanError) -> str:
+        where = f"{self.paths.show(error.path)}: " if error.path else ""
+        return f"{where}[error] {error.message}"
+
+    def section(self, title: str, lines: Sequence[str]) -> list[str]:
+        return [self.style(title, _BOLD), *(f"  {line}" for line in lines)]
 
 
 def _count(n: int, noun: str, plural: str | None = None) -> str:

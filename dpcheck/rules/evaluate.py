@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 
-from dpcheck.model import Finding, Pipeline
+from dpcheck.model import Finding, Pipeline, Role
 from dpcheck.parse.analysis import FileAnalysis
 from dpcheck.project import Project
 from dpcheck.rules.registry import Registry, registry
@@ -59,6 +59,9 @@ def _findings_of(pipeline: Pipeline, project: Project, rules: Registry) -> Itera
         yield Finding(
             rule=rule.id, severity=rules.severity(rule.id), span=hit.span, message=hit.message(),
             pipeline=pipeline.entry,
-            evidence=tuple(e for e in pipeline.evidence if e.span != hit.span),
+            # the other sites; the library evidence stays even on the finding's own line: it
+            # says how the release was decided, which DP105's short message leaves out
+            evidence=tuple(e for e in pipeline.evidence
+                           if e.span != hit.span or e.role == Role.LIBRARY),
             context=project.source_line(hit.span.path, hit.span.line).strip(),
         )

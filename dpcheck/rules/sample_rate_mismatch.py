@@ -26,11 +26,18 @@ COMPARED: tuple[tuple[str, Role], ...] = (
 
 @dataclass(frozen=True)
 class Mismatch:
-    """One parameter given to the accountant as ``claimed`` while the code has ``actual``."""
+    """One parameter given to the accountant as ``claimed`` while the code has ``actual``;
+    ``overridden_by`` names the override that supplied the code's value (None: the code)."""
 
     name: str
     claimed: float
     actual: float
+    overridden_by: str | None = None
+
+    @property
+    def where(self) -> str:
+        """Where the code's value came from: the code, or the override that replaced it."""
+        return "in the code" if self.overridden_by is None else f"from {self.overridden_by}"
 
 
 @dataclass(frozen=True)
@@ -41,7 +48,7 @@ class SampleRateMismatch(Hit):
 
     def message(self) -> str:
         return "; ".join(f"{m.name} = {m.claimed:g} given to the accountant, "
-                         f"{m.actual:g} in the code" for m in self.mismatches)
+                         f"{m.actual:g} {m.where}" for m in self.mismatches)
 
 
 def _mismatch(name: str, claimed: ParamValue | None, actual: ParamValue | None) -> Mismatch | None:
@@ -52,7 +59,9 @@ def _mismatch(name: str, claimed: ParamValue | None, actual: ParamValue | None) 
         return None
     scale = max(abs(claimed.value), abs(actual.value))
     if scale > 0 and abs(claimed.value - actual.value) > RELATIVE_TOLERANCE * scale:
-        return Mismatch(name, claimed.value, actual.value)
+        override = (actual.expression or "").rpartition(": ")[0] or "an override" \
+            if actual.source == "override" else None
+        return Mismatch(name, claimed.value, actual.value, override)
     return None
 
 

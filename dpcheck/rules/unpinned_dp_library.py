@@ -42,8 +42,9 @@ def check(pipeline: Pipeline, project: Project) -> Iterator[UnpinnedLibrary]:
     if resolution.pinned:
         return
     span = resolution.span or anchor(pipeline, Role.LIBRARY) or entry(pipeline)
-    yield UnpinnedLibrary(span, pipeline.release_reason or resolution.reason,
-                          pipeline.release is not None)
+    # the message says what the pin allows; how the release was decided anyway (by the API
+    # line, say) is the pipeline's library evidence, listed under the finding
+    yield UnpinnedLibrary(span, resolution.reason, pipeline.release is not None)
 
 
 RULE = PipelineRule("DP105", check, BoundPolicy("sgm", claim_only=CLAIM_ONLY))

@@ -119,3 +119,39 @@ def test_dp101_worked_example_numbers_match_the_engine(capsys: pytest.CaptureFix
     assert f"prints ε = {out['claimed']['epsilon_at_delta']:.2f}" in rationale
     assert f"needs ε = {out['witness']['epsilon_at_delta']:.2f}" in rationale
     assert f"gives δ = {out['witness']['delta_at_epsilon']:.2f}" in rationale
+
+
+def test_plot_labels_the_claimed_curve_as_the_exact_sgm_curve() -> None:
+    from dpcheck.bounds.plot import legend_label
+    from dpcheck.bounds.report import build_report
+    from dpcheck.bounds.request import BoundRequest
+
+    report = build_report(BoundRequest(mechanism="asgm", sigma=1.0, q=0.01, steps=200, accountant="opacus-rdp"))
+    label = legend_label("claimed", report.claimed)
+    assert label.startswith("claimed: SGM+Poisson, exact PLD curve")
+    assert "ε printed by Opacus RDP" in label and not label.startswith("claimed: Opacus RDP")
+
+
+def test_plot_cuts_the_pld_floor_but_not_the_mechanism() -> None:
+    """δ(ε) of the exact SGM curve falls and then sits on the PLD's numerical floor; the plot
+    keeps the fall and drops the floor. A (0, δ) guarantee is flat by nature and stays whole."""
+    import numpy as np
+
+    from dpcheck.bounds.plot import NUMERICAL_FLOOR, drawn_profile
+    from dpcheck.bounds.report import build_report
+    from dpcheck.bounds.request import BoundRequest
+
+    report = build_report(BoundRequest(mechanism="shuffle", sigma=1.1, q=256 / 60000, steps=2343,
+                                       n_records=60000, batch_size=256, accountant="opacus-rdp"))
+    eps = np.linspace(0.0, 3 * report.claim.epsilon, 121)
+    deltas = np.asarray(report.claimed.source.delta(eps), dtype=float)
+    floor = deltas[-1]
+    assert floor < NUMERICAL_FLOOR and abs(deltas[-2] - floor) < 1e-3 * floor  # it does flatten
+    x, y = drawn_profile(eps, deltas)
+    assert 0 < len(x) < len(eps) and y.min() >= 10 * floor
+    assert x.max() > report.claim.epsilon  # drawn past the claimed ε
+    assert np.all(np.diff(y) < 0)  # what is drawn only falls
+    flat = np.full(50, 0.12)
+    assert drawn_profile(eps[:50], flat)[1].tolist() == flat.tolist()
+    falling = np.geomspace(1e-1, 1e-20, 50)
+    assert len(drawn_profile(eps[:50], falling)[0]) == 50

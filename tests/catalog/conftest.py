@@ -12,8 +12,10 @@ id = "{rule_id}"
 name = "{name}"
 severity = "warning"
 summary = "Something is wrong."
+what = "It looks at x."
 rationale = "Because it matters."
 fix = "Do it right."
+configuration = "Set `x`."
 tags = ["test"]
 
 [[references]]
@@ -33,6 +35,14 @@ expect = ["{rule_id}"]
 code = "y = 2\\n"
 expect = []
 pending = true
+
+[minimal.flagged]
+code = "x = 3  # flagged: here\\n"
+expect = [ "{rule_id}" ]
+
+[minimal.use-instead]
+code = "x = 4\\n"
+expect = [ ]
 '''
 
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dpcheck.catalog import Example, Reference, Rule, load_catalog
+from dataclasses import replace
+
+from dpcheck.catalog import Example, MinimalExample, Reference, Rule, load_catalog
 from dpcheck.catalog.docs import render_pages, rule_page_markdown, rules_table_markdown
 from dpcheck.model import Severity
 
@@ -36,12 +38,19 @@ def _rule(code: str, summary: str = "Flags a | b.") -> Rule:
         name="demo-rule",
         severity=Severity.INFO,
         summary=summary,
+        what="What.",
         rationale="Why.",
         fix="How.",
+        configuration="Set `x`.",
         references=(Reference("Spec", "https://example.org"),),
         examples=(
             Example(name="fires", code=code, expect=("DP900",), pending=True),
             Example(name="other rule", code="pass\n", expect=("DP901",)),
+        ),
+        minimal=MinimalExample(
+            Example("minimal", "import x\ny = x / n  # flagged: divides\n", ("DP900",),
+                    files=(("requirements.txt", "x==1\n"),)),
+            Example("use instead", "import x\ny = x / 2\n", ()),
         ),
     )
 
@@ -51,24 +60,48 @@ def test_code_containing_a_fence_gets_a_longer_fence() -> None:
     assert '````python\ndoc = """\n```python\nx\n```\n"""\n````' in page
 
 
-def test_page_sections_and_example_verdicts() -> None:
+def test_page_sections_in_ruffs_shape() -> None:
     rule = _rule("x = 1\n")
     page = rule_page_markdown(rule)
-    headings = [line for line in page.splitlines() if line.startswith("#")]
+    headings = [line for line in page.splitlines() if line.startswith("#") and not line.startswith("# dpcheck")]
     assert headings == [
         "# DP900: demo-rule",
         "## What it does",
         "## Why is this bad?",
+        "## Example",
         "## How to fix it",
-        "## Examples",
-        "### Flagged: fires",
-        "### Passes: other rule",
+        "## Suppressing",
+        "## Configuration",
+        "## Full examples",
         "## References",
     ]
+    example = page[page.index("## Example"):page.index("## How to fix it")]
+    # flagged snippet with its marked line and every file; use-instead with the changed file only
+    assert example.index("y = x / n  # flagged: divides") < example.index("Use instead:")
+    assert "`requirements.txt`:" in example and example.count("x==1") == 1
+    assert example.index("Use instead:") < example.index("y = x / 2")
+    suppressing = page[page.index("## Suppressing"):page.index("## Configuration")]
+    assert "# dpcheck: ignore[DP900] <why this is fine here>\ny = x / n\n" in suppressing
+    assert "`# dpcheck: ignore[demo-rule]`" in suppressing
+    assert "Set `x`." in page[page.index("## Configuration"):]
+    full = page[page.index("## Full examples"):page.index("## References")]
+    assert full.count("<details>") == 2 and full.count("</details>") == 2
+    assert "<summary>Flagged: fires</summary>" in full and "<summary>Passes: other rule</summary>" in full
     assert "reports: `DP900`. *(Detection pending" in page
     assert "reports: `DP901`." in page
     assert not rule.help_text.startswith("#  ") and "# DP900" not in rule.help_text
-    assert rule.help_text in page
+    assert "## Example" in rule.help_text and "<details>" not in rule.help_text
+
+
+def test_suppressing_a_rule_reported_on_a_dependency_file() -> None:
+    rule = _rule("x = 1\n")
+    minimal = MinimalExample(
+        Example("m", "import x\n", ("DP900",), files=(("requirements.txt", "x  # flagged\n"),)),
+        Example("u", "import x\n", (), files=(("requirements.txt", "x==1\n"),)),
+    )
+    page = rule_page_markdown(replace(rule, minimal=minimal))
+    suppressing = page[page.index("## Suppressing"):page.index("## Configuration")]
+    assert "dependency files (`requirements.txt`)" in suppressing and "ignore[" not in suppressing
 
 
 def test_table_escapes_pipes_in_summaries() -> None:

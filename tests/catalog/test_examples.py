@@ -16,11 +16,13 @@ from dpcheck.catalog import Example, Rule, load_catalog
 
 
 def _cases() -> list[pytest.param]:
-    return [
-        pytest.param(rule, example, id=f"{rule.id}-{index}")
-        for rule in load_catalog().rules
-        for index, example in enumerate(rule.examples)
-    ]
+    cases = []
+    for rule in load_catalog().rules:
+        cases += [pytest.param(rule, e, id=f"{rule.id}-{i}") for i, e in enumerate(rule.examples)]
+        if rule.minimal is not None:
+            cases += [pytest.param(rule, rule.minimal.flagged, id=f"{rule.id}-minimal-flagged"),
+                      pytest.param(rule, rule.minimal.use_instead, id=f"{rule.id}-minimal-use-instead")]
+    return cases
 
 
 def _write_project(root: Path, example: Example) -> None:
@@ -40,6 +42,16 @@ def test_example_reports_exactly_its_expected_rules(
     result = scan(ScanOptions(paths=[tmp_path], use_cache=False, jobs=1))
     fired = {finding.rule for finding in result.findings}
     assert fired == set(example.expect), (example.name, [f.message for f in result.findings])
+    # a minimal snippet's marked line is where the rule reports it
+    if example.marked_lines():
+        at = {(f.span.path, f.span.line) for f in result.findings if f.rule == rule.id}
+        assert at == set(example.marked_lines())
+
+
+def test_every_rule_has_a_minimal_pair() -> None:
+    for rule in load_catalog().rules:
+        assert rule.minimal is not None, rule.id
+        assert rule.what and rule.what != rule.summary
 
 
 @pytest.mark.parametrize("example", load_catalog().get("DP001").examples, ids=lambda e: e.name)

@@ -67,6 +67,11 @@ def test_valid_catalog_is_parsed_field_by_field(write_rule: WriteRule) -> None:
     assert bad.project_files()[0] == ("example.py", "x = 1\n")
     assert (good.name, good.expect, good.pending) == ("examples[1]", (), True)
     assert rule.help_uri is None
+    assert (rule.what, rule.configuration) == ("It looks at x.", "Set `x`.")
+    assert rule.minimal is not None
+    flagged, use_instead = rule.minimal.flagged, rule.minimal.use_instead
+    assert (flagged.code, flagged.expect, use_instead.expect) == ("x = 3  # flagged: here\n", ("DP901",), ())
+    assert flagged.marked_lines() == (("example.py", 1),) and use_instead.marked_lines() == ()
 
 
 def test_unknown_rule_suggests_the_closest_one() -> None:
@@ -238,6 +243,31 @@ BAD_RULES = [
         "invalid TOML",
         id="invalid TOML",
     ),
+    pytest.param('what = "It looks at x."\n', "", "what: missing required key", id="missing what"),
+    pytest.param(
+        'what = "It looks at x."',
+        'what = "Something is wrong."',
+        "what: repeats the summary",
+        id="what repeats the summary",
+    ),
+    pytest.param(
+        'configuration = "Set `x`."', "configuration = 1", "configuration: must be a string",
+        id="configuration not a string",
+    ),
+    pytest.param("[minimal.flagged]", "[minimal.flagged_]", "minimal.flagged_: unknown key",
+                 id="minimal with unknown key"),
+    pytest.param('[minimal.use-instead]\ncode = "x = 4\\n"\nexpect = [ ]\n', "",
+                 "minimal.use-instead: missing required key", id="minimal without use-instead"),
+    pytest.param('expect = [ "DP901" ]', "expect = [ ]", "minimal.flagged.expect: must list DP901",
+                 id="minimal flagged passes"),
+    pytest.param("expect = [ ]", 'expect = [ "DP901" ]',
+                 "minimal.use-instead.expect: must not list DP901", id="minimal use-instead fires"),
+    pytest.param("  # flagged: here", "", "mark exactly one line with a `# flagged` comment (found 0)",
+                 id="minimal flagged line not marked"),
+    pytest.param('"x = 4\\n"', '"x = 4  # flagged\\n"', "minimal.use-instead: has a `# flagged` line",
+                 id="minimal use-instead marked"),
+    pytest.param('expect = [ "DP901" ]', 'expect = [ "DP901", "DP977" ]',
+                 "minimal.flagged.expect: unknown rule id(s) DP977", id="minimal expects unknown rule"),
 ]
 
 

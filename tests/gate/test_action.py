@@ -75,9 +75,23 @@ def _run_scan_step(project: Path, bin_dir: Path, **inputs: str) -> tuple[int, di
     proc = subprocess.run(
         ["bash", "-c", _step("Scan")["run"]], cwd=project, env=env, capture_output=True, text=True, timeout=300
     )
-    values = dict(line.split("=", 1) for line in outputs.read_text().splitlines())
+    values = _outputs(outputs.read_text())
     report = json.loads(sarif.read_text()) if sarif.exists() else {}
     return proc.returncode, values, report, proc.stdout
+
+
+def _outputs(text: str) -> dict[str, str]:
+    """Step outputs as the runner reads $GITHUB_OUTPUT: ``k=v`` lines and ``k<<DELIM`` blocks."""
+    values: dict[str, str] = {}
+    lines = iter(text.splitlines())
+    for line in lines:
+        if "<<" in line and "=" not in line.split("<<", 1)[0]:
+            key, delimiter = line.split("<<", 1)
+            values[key] = "\n".join(iter(lambda: next(lines), delimiter))
+        else:
+            key, _, value = line.partition("=")
+            values[key] = value
+    return values
 
 
 def _sarif_rules(report: dict) -> list[str]:
@@ -112,9 +126,60 @@ def test_scan_step_passes_paths_args_and_fail_on(gate_repo: Path, runner: Path) 
     assert outputs["exit-code"] == "0" and _sarif_rules(report) == ["DP101"]
 
 
-def test_scan_step_reports_an_error_as_exit_two_without_sarif(gate_repo: Path, runner: Path) -> None:
-    status, outputs, report, _ = _run_scan_step(gate_repo, runner, DPCHECK_NEW_SINCE="no-such-ref")
-    assert status == 0 and outputs == {"exit-code": "2"} and report == {}
+def test_scan_step_reads_args_and_paths_as_shell_words_over_several_lines(
+    gate_repo: Path, runner: Path
+) -> None:
+    """Quotes are removed, not kept (`--param "sigma=1.3"` would otherwise be refused), every line
+    counts, a comment is skipped, and a quoted path may hold a space."""
+    (gate_repo / "asgm").rename(gate_repo / "asgm run")
+    args = """--param "sigma=1.3"   # the noise multiplier the paper run used
+        --param 'N=50000'
+        --jobs 1 \\
+        --ignore "DP105"
+    """
+    status, outputs, report, stdout = _run_scan_step(
+        gate_repo, runner, DPCHECK_ARGS=args, DPCHECK_PATHS="'asgm run' cifar"
+    )
+    assert status == 0 and outputs["exit-code"] == "1", stdout
+    (result,) = report["runs"][0]["results"]
+    assert result["ruleId"] == "DP101"
+    assert result["properties"]["bound"]["inputs"]["sigma"] == 1.3  # from the first line
+    assert result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "asgm%20run/train_cifar.py"
+    assert "::error file=asgm run/train_cifar.py,line=48" in stdout
+
+
+def test_scan_step_rejects_unbalanced_quotes_with_a_message(gate_repo: Path, runner: Path) -> None:
+    status, outputs, report, stdout = _run_scan_step(gate_repo, runner, DPCHECK_ARGS='--param "sigma=1.3')
+    assert status == 0 and outputs["exit-code"] == "2" and report == {}
+    assert outputs["message"] == "the args input is not valid shell words: No closing quotation"
+    assert stdout.startswith("::error title=dpcheck::the args input is not valid shell words")
+
+
+def test_scan_step_on_an_error_still_uploads_sarif_and_prints_annotations(
+    gate_repo: Path, runner: Path
+) -> None:
+    status, outputs, report, stdout = _run_scan_step(gate_repo, runner, DPCHECK_NEW_SINCE="no-such-ref")
+    assert status == 0  # the step itself never fails: the upload runs, then "Fail" fails
+    assert outputs["exit-code"] == "2" and outputs["sarif-written"] == "true"
+    message = outputs["message"]
+    assert message.startswith("dpcheck: error: ") and "no-such-ref" in message
+    jsonschema.Draft7Validator(json.loads(SARIF_SCHEMA.read_text())).validate(report)
+    (run,) = report["runs"]
+    (invocation,) = run["invocations"]
+    assert invocation["executionSuccessful"] is False
+    assert "no-such-ref" in invocation["toolExecutionNotifications"][0]["message"]["text"]
+    (annotation,) = stdout.splitlines()
+    assert annotation.startswith("::error::") and "no-such-ref" in annotation
+
+
+def test_fail_step_fails_with_the_scan_message() -> None:
+    script = _step("Fail")["run"]
+    env = {**os.environ, "DPCHECK_EXIT": "2", "DPCHECK_MESSAGE": "dpcheck: error: bad ref"}
+    proc = subprocess.run(["bash", "-c", script], env=env, capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 2 and "dpcheck: error: bad ref" in proc.stdout
+    proc = subprocess.run(["bash", "-c", script], env={**env, "DPCHECK_EXIT": "1"},
+                          capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 1 and "findings at or above fail-on" in proc.stdout
 
 
 def test_documented_workflow_uses_existing_inputs_and_can_read_the_base() -> None:

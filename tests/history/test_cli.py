@@ -67,7 +67,8 @@ def test_csv_to_a_file(fake_repo: git.Repo, tmp_path: Path,
 def test_text_is_the_default(fake_repo: git.Repo, tmp_path: Path,
                              capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = _cli(capsys, *_args(fake_repo, tmp_path, "--tags", "v0.3.0", "-q"))
-    header, row = out.splitlines()
+    header, row, blank, *legend = out.splitlines()
+    assert blank == "" and " ".join(legend).startswith("mean / sum: what the library divides")
     assert header.split()[:4] == ["tags", "commit", "mean", "sum"]
     assert row.split()[0] == "v0.3.0" and row.split()[-1] == "ASGM"
 
@@ -98,3 +99,17 @@ def test_version_table_merges_tags_of_one_release(fake_repo: git.Repo, tmp_path:
     assert versions["0.4.0"]["variants"] == [{"when": "poisson=False (the default)",
                                               "normalization_mean": "A", "mechanism": "ASGM"}]
     assert all(e["commit"] == merged["commit"] for e in merged["evidence"])
+
+
+@pytest.mark.parametrize("fmt", ["text", "md"])
+def test_the_table_explains_its_codes(fake_repo: git.Repo, tmp_path: Path,
+                                      capsys: pytest.CaptureFixture[str], fmt: str) -> None:
+    code, out, _ = _cli(capsys, *_args(fake_repo, tmp_path, "--format", fmt, "-q"))
+    assert code == 0
+    text = " ".join(out.split())
+    codes = {line.split(" | ")[2].strip() for line in out.splitlines() if line.startswith("| v")}
+    codes |= {line.split()[2] for line in out.splitlines() if fmt == "text" and line.startswith("v")}
+    assert codes & {"A", "EA", "FEA"}  # the table uses the codes the legend explains
+    for explained in ("A = the realized batch size |B| (ASGM)", "EA = the expected batch size N·q (EASGM)",
+                      "FEA = ⌊N·q⌋ (FEASGM)", "none = nothing"):
+        assert explained in text

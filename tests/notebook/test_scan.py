@@ -151,7 +151,8 @@ def _edit_cell_line(path: Path, old: str, new: str) -> None:
     path.write_text(json.dumps(document, indent=1), encoding="utf-8")
 
 
-def test_a_suppression_comment_in_a_cell(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_suppression_comment_in_a_cell(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
     root = _copy("notebook_opacus_tutorial", tmp_path / "p")
     nb = root / "tutorial.ipynb"
     _edit_cell_line(nb, "privacy_engine.make_private(",
@@ -161,10 +162,11 @@ def test_a_suppression_comment_in_a_cell(tmp_path: Path, capsys: pytest.CaptureF
     assert result.findings == [] and result.suppressed == 1
     (issue,) = result.suppression_issues
     assert issue.kind == "unused"
-    main(["scan", "--no-cache", "--strict", str(root)])
+    monkeypatch.chdir(root)
+    main(["scan", "--no-cache", "--strict", "."])
     cell, line, column = find_in_cells(nb, "# dpcheck: ignore[DP102]")
-    assert f"  tutorial.ipynb:cell {cell}:{line}:{column}: unused suppression (DP102)" in \
-        capsys.readouterr().out
+    assert f"  tutorial.ipynb:cell {cell}:{line}:{column}: [warning] unused suppression (DP102): " \
+        "no finding on its own line" in capsys.readouterr().out
 
 
 def test_run_imports_the_names_the_script_defines(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ import pytest
 from dpcheck import __version__
 from dpcheck.model import Finding, ScanResult, Severity, Span
 from dpcheck.report.json_report import render_json
+from dpcheck.report.locations import PathView
 from tests.report.conftest import Project
 
 FINDING_KEYS = {
@@ -44,19 +45,56 @@ def test_documented_keys_are_present(failed_project: Project) -> None:
             assert [k for k in evidence if k in SPAN_KEYS] == SPAN_KEYS
     pipeline = doc["pipelines"][0]
     assert PIPELINE_KEYS <= set(pipeline)
-    assert list(pipeline["params"]["sigma"]["span"]) == SPAN_KEYS
+    assert [k for k in pipeline["params"]["sigma"]["span"] if k != "display_path"] == SPAN_KEYS
     assert {"name", "assumes"} <= set(pipeline["accountant"])
     assert pipeline["mechanism"] == "ASGM" and pipeline["sampling"] == "poisson"
     assert set(pipeline["params"]) == {"q", "sigma"}
     assert pipeline["params"]["sigma"]["value"] == 1.1
-    assert doc["errors"] == [{"path": "data/blob.py", "message": "cannot read: Permission denied", "internal": False}]
+    assert doc["errors"] == [{
+        "path": "data/blob.py",
+        "display_path": "data/blob.py",
+        "message": "cannot read: Permission denied",
+        "internal": False,
+    }]
+    assert doc["warnings"] == []
+
+
+def _without_display_paths(value: object) -> object:
+    if isinstance(value, list):
+        return [_without_display_paths(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _without_display_paths(v) for k, v in value.items() if k != "display_path"}
+    return value
 
 
 def test_round_trips_to_the_model_shape(project: Project) -> None:
     text = render_json(project.result)
     assert text.endswith("}\n") and not text.endswith("\n\n")
     assert text.startswith('{\n  "dpcheck": ')
-    assert _strict_loads(text) == project.result.to_json(__version__)
+    assert _without_display_paths(_strict_loads(text)) == project.result.to_json(__version__)
+
+
+def _paths(value: object) -> list[tuple[str, str | None]]:
+    """Every (path, display_path) pair of the document, depth first."""
+    if isinstance(value, list):
+        return [pair for v in value for pair in _paths(v)]
+    if not isinstance(value, dict):
+        return []
+    own = [(value["path"], value.get("display_path"))] if isinstance(value.get("path"), str) else []
+    return own + [pair for v in value.values() for pair in _paths(v)]
+
+
+def test_every_path_has_a_display_path_from_the_current_folder(project: Project) -> None:
+    root = project.root
+    inside = _strict_loads(render_json(project.result, paths=PathView(root, root / "sub")))
+    above = _strict_loads(render_json(project.result, paths=PathView(root / "sub", root)))
+    pairs = _paths(inside)
+    assert len(pairs) > 10 and {p for p, _ in pairs} == {"train.py", "requirements.txt"}
+    # below the current folder a relative path; elsewhere an absolute one, as ruff prints it
+    assert all(shown == (root / path).as_posix() for path, shown in pairs)
+    assert all(shown == f"sub/{path}" for path, shown in _paths(above))
+    finding = inside["findings"][0]
+    assert list(finding)[2:4] == ["path", "display_path"]  # beside the path, not at the end
 
 
 def test_finding_fields_match_the_finding(project: Project) -> None:

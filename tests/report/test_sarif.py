@@ -68,7 +68,7 @@ def test_top_level_and_driver(project: Project) -> None:
     (run,) = log["runs"]
     driver = run["tool"]["driver"]
     assert driver["name"] == "dpcheck" and driver["version"] == __version__
-    assert driver["informationUri"].startswith("https://")
+    assert driver["informationUri"] == "https://github.com/dpcheck/dpcheck/blob/main/docs/rules/README.md"
     assert [r["id"] for r in driver["rules"]] == [r.id for r in RULES]
     dp101 = driver["rules"][1]
     assert dp101["name"] == "normalized-update-accounted-as-sgm"
@@ -76,7 +76,8 @@ def test_top_level_and_driver(project: Project) -> None:
     assert dp101["fullDescription"]["text"]
     assert dp101["help"] == {"text": RULES[1].help_text, "markdown": RULES[1].help_text}
     assert dp101["helpUri"] == "https://example.org/dpcheck/rules/DP101"
-    assert "helpUri" not in driver["rules"][0]
+    # a rule without its own page link gets the page under the docs URL
+    assert driver["rules"][0]["helpUri"] == "https://github.com/dpcheck/dpcheck/blob/main/docs/rules/DP001.md"
     assert [r["defaultConfiguration"]["level"] for r in driver["rules"]] == [
         "warning", "error", "warning", "note"
     ]

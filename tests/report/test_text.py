@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from dpcheck.model import Finding, Pipeline, ScanError, ScanResult, Severity, Span
+from dpcheck.model import Finding, ParamValue, Pipeline, ScanError, ScanResult, Severity, Span
+from dpcheck.report.locations import PathView
 from dpcheck.report.text import render_text, summary_line
 from dpcheck.suppress import SuppressionIssue
 from tests.report.conftest import Project, make_result, node_span
@@ -22,8 +23,8 @@ def test_header_uses_one_based_columns_from_the_parser(project: Project) -> None
     out = render_text(project.result, sources=project.sources)
     line = project.sources["train.py"].splitlines()[13]
     column = line.index("len(batch)") + 1
-    assert f"train.py:14:{column}: DP101 update divides the noisy sum" in out
-    assert "requirements.txt:3:1: DP105 opacus is not pinned" in out
+    assert f"train.py:14:{column}: DP101 [error] update divides the noisy sum" in out
+    assert "requirements.txt:3:1: DP105 [info] opacus is not pinned" in out
 
 
 def test_code_frame_has_context_line_and_caret_under_the_column(project: Project) -> None:
@@ -119,8 +120,8 @@ def test_findings_are_grouped_by_file_in_path_order() -> None:
 
 def test_pipelines_overview_unless_quiet(project: Project) -> None:
     line = (
-        "  train.py:8 train: mechanism ASGM, sampling poisson, "
-        "accountant opacus-rdp (assumes SGM+poisson)"
+        "  train.py:8: mechanism ASGM, sampling poisson, "
+        "accountant opacus-rdp (assumes SGM+poisson), entry train"
     )
     assert "Pipelines:\n" + line + "\n" in render_text(project.result, sources=project.sources)
     quiet = render_text(project.result, sources=project.sources, quiet=True)
@@ -131,8 +132,8 @@ def test_errors_and_suppression_issues_sections(failed_project: Project) -> None
     notice = SuppressionIssue(Span("train.py", 7, 30), "unused", "unused suppression (DP102)")
     result = replace(failed_project.result, suppression_issues=[notice])
     out = render_text(result, sources=failed_project.sources, quiet=True)
-    assert "\nSuppressions:\n  train.py:7:30: unused suppression (DP102)\n" in out
-    assert "\nErrors:\n  data/blob.py: cannot read: Permission denied\n" in out
+    assert "\nSuppressions:\n  train.py:7:30: [warning] unused suppression (DP102)\n" in out
+    assert "\nErrors:\n  data/blob.py: [error] cannot read: Permission denied\n" in out
     assert out.endswith(
         "\n\nFound 3 findings (1 error, 1 warning, 1 info) in 12 files; 1 suppressed; "
         "1 suppression issue; 1 scan error.\n"
@@ -169,11 +170,81 @@ def test_pipeline_without_accountant_and_empty_result() -> None:
     bare = Pipeline("main", "m.py", 3, "unknown", "unknown")
     out = render_text(ScanResult(pipelines=[bare], files_scanned=1), sources={})
     assert out == (
-        "Pipelines:\n  m.py:3 main: mechanism unknown, sampling unknown, accountant none "
-        "(assumes unknown)\n\nNo findings in 1 file.\n"
+        "Pipelines:\n  m.py:3: mechanism unknown, sampling unknown, accountant none "
+        "(assumes unknown), entry main\n\nNo findings in 1 file.\n"
     )
 
 
 def test_realistic_result_renders_every_finding_once(project: Project) -> None:
     out = render_text(make_result(project.sources["train.py"]), sources=project.sources)
     assert [out.count(f": {rule} ") for rule in ("DP101", "DP102", "DP105")] == [1, 1, 1]
+
+
+def test_pipeline_named_after_its_file_is_not_repeated() -> None:
+    script = Pipeline("train.py", "train.py", 12, "ASGM", "poisson")
+    out = render_text(ScanResult(pipelines=[script], files_scanned=1), sources={})
+    assert "  train.py:12: mechanism ASGM, sampling poisson, accountant none (assumes unknown)\n" in out
+    assert out.count("train.py") == 1
+
+
+def test_severity_on_every_finding_line_in_both_styles(project: Project) -> None:
+    for style in ("full", "concise"):
+        out = render_text(project.result, sources=project.sources, style=style)
+        headers = [line for line in out.splitlines() if re.match(r"\S+:\d+:\d+: DP\d{3} ", line)]
+        assert [h.split()[2] for h in headers] == ["[info]", "[error]", "[warning]"]
+
+
+def test_concise_is_one_line_per_finding_then_the_summary(failed_project: Project) -> None:
+    notice = SuppressionIssue(Span("train.py", 7, 30), "unused", "unused suppression (DP102)")
+    result = replace(failed_project.result, suppression_issues=[notice])
+    lines = render_text(result, sources=failed_project.sources, style="concise").splitlines()
+    column = failed_project.sources["train.py"].splitlines()[13].index("len(batch)") + 1
+    assert lines == [
+        "requirements.txt:3:1: DP105 [info] opacus is not pinned",
+        f"train.py:14:{column}: DP101 [error] update divides the noisy sum by the realized batch "
+        "size (ASGM), but opacus-rdp assumes the SGM",
+        f"train.py:15:{result.findings[2].span.column}: DP102 [warning] the loader shuffles "
+        "fixed-size batches; the accountant assumes Poisson",
+        "train.py:7:30: [warning] unused suppression (DP102)",
+        "data/blob.py: [error] cannot read: Permission denied",
+        summary_line(result),
+    ]
+
+
+def test_show_evidence_adds_evidence_and_bound_to_concise(project: Project) -> None:
+    full = render_text(project.result, sources=project.sources)
+    concise = render_text(project.result, sources=project.sources, style="concise", show_evidence=True)
+    details = [line for line in full.splitlines() if line.startswith("  = ")]
+    assert [line for line in concise.splitlines() if line.startswith("  = ")] == details
+    assert len(details) == 4 and " | " not in concise and "Pipelines:" not in concise
+
+
+def test_parameter_overrides_show_as_evidence(project: Project) -> None:
+    pipeline = project.result.pipelines[0]
+    override = ParamValue("sigma", 2.0, "override", None, "--param: sigma=2")
+    configured = ParamValue("N", 50000, "override", None, "pyproject.toml [tool.dpcheck.params]: N=50000")
+    changed = replace(pipeline, entry="train.py::train",  # the finding's pipeline
+                      params={**pipeline.params, "sigma": override, "N": configured})
+    out = render_text(replace(project.result, pipelines=[changed]), sources=project.sources)
+    dp101 = out[out.index(": DP101 "):out.index(": DP102 ")]
+    assert "  = evidence: N = 50000 (override from pyproject.toml [tool.dpcheck.params])\n" in dp101
+    assert "  = evidence: sigma = 2.0 (override from --param)\n" in dp101
+    assert "override" not in out[out.index(": DP105 "):out.index(": DP101 ")]  # no pipeline
+
+
+def test_paths_are_shown_from_the_current_folder(project: Project) -> None:
+    root = project.root
+    below = PathView(root.parent, root.parent)  # the scan root is the parent: paths gain a folder
+    moved = replace(project.result, findings=[
+        replace(f, span=replace(f.span, path=f"{root.name}/{f.span.path}"),
+                evidence=tuple(replace(e, span=replace(e.span, path=f"{root.name}/{e.span.path}"))
+                               for e in f.evidence))
+        for f in project.result.findings
+    ])
+    sources = {f"{root.name}/{k}": v for k, v in project.sources.items()}
+    out = render_text(moved, sources=sources, paths=PathView(root.parent, root), style="full")
+    assert "\ntrain.py:14:" in out and "  = evidence: train.py:9: RDP" in out
+    elsewhere = render_text(moved, sources=sources, paths=PathView(root.parent, root / "sub"))
+    assert f"\n{root.as_posix()}/train.py:14:" in elsewhere  # not below the cwd: absolute
+    same = render_text(moved, sources=sources, paths=below)
+    assert f"\n{root.name}/train.py:14:" in same
