@@ -8,12 +8,15 @@ import sys
 from pathlib import Path
 
 from dpcheck.config import FAIL_ON_LEVELS, parse_cli_params
+from dpcheck.discover.confine import read_inside
 from dpcheck.engine import ScanOptions, settle
 from dpcheck.errors import DpcheckError
 from dpcheck.gate import GateOptions, GateOutcome, gated_scan
 from dpcheck.model import ScanResult, Severity
+from dpcheck.parse.source import MAX_FILE_BYTES
 from dpcheck.progress import progress_display
 from dpcheck.report import FORMATS, render
+from dpcheck.report.escape import printable
 
 
 
@@ -107,7 +110,7 @@ def execute(args: argparse.Namespace) -> int:
     sources = {
         f.span.path: text
         for f in result.findings
-        if (text := _read_text(settings.root / f.span.path)) is not None
+        if (text := _read_text(settings.root, f.span.path)) is not None
     }
     color = (
         args.format == "text"
@@ -135,8 +138,9 @@ def execute(args: argparse.Namespace) -> int:
         from dpcheck.bounds.plot import plot_findings
 
         plot_findings(result.findings, result.pipelines, args.plot_dir)
-    if any(e.internal for e in result.errors):
-        return 2
+    _note_internal(result)
+    if result.errors and not result.files_scanned:
+        return 2  # nothing could be read: no finding means nothing here
     return exit_code(result, args.fail_on or settings.config.fail_on or "error", settings.strict)
 
 
@@ -148,12 +152,24 @@ def _note_dropped(outcome: GateOutcome, ref: str | None, baseline: Path | None) 
         sys.stderr.write(f"dpcheck: {_findings(outcome.in_baseline)} accepted in {baseline}, not reported\n")
 
 
+def _note_internal(result: ScanResult) -> None:
+    """One stderr line per dpcheck bug the scan met and isolated: it does not change the exit
+    code (the gate still stands on every other file), so it must not pass unseen."""
+    for error in result.errors:
+        if error.internal:
+            where = printable(error.path) or "."
+            sys.stderr.write(f"dpcheck: {where}: {printable(error.message)} (please report)\n")
+
+
 def _findings(n: int) -> str:
     return f"{n} finding{'' if n == 1 else 's'}"
 
 
-def _read_text(path: Path) -> str | None:
+def _read_text(root: Path, path: str) -> str | None:
+    """The text of a reported file for its code frames; only inside the project, as the scan
+    read it (``None``: no frame)."""
     try:
-        return path.read_text(encoding="utf-8", errors="replace")
+        data = read_inside(root / path, root, MAX_FILE_BYTES)
     except OSError:
         return None
+    return data.decode("utf-8", errors="replace")

@@ -18,6 +18,7 @@ from urllib.parse import unquote, urlsplit
 
 from packaging.utils import canonicalize_name
 
+from dpcheck.discover.confine import is_inside, read_inside
 from dpcheck.discover.requirement import canonical_library
 from dpcheck.errors import DpcheckError
 
@@ -29,6 +30,7 @@ IMPORT_NAMES: dict[str, str] = {
     "jax-privacy": "jax_privacy",
 }
 _VENV_NAMES = (".venv", "venv", "env")
+_MAX_METADATA_BYTES = 1 << 20
 _SITE_PATTERNS = ("lib/python*/site-packages", "lib64/python*/site-packages", "Lib/site-packages")
 
 
@@ -62,12 +64,17 @@ def find_installed(root: Path, library: str) -> InstalledLibrary | None:
 
 
 def site_packages_dirs(root: Path) -> list[Path]:
-    """The site-packages folders searched, in order: project virtualenvs, then the interpreter's."""
+    """The site-packages folders searched, in order: project virtualenvs, then the interpreter's.
+    A project virtualenv's folder that leads out of the project (a link) is not searched."""
     venvs = [root / name for name in _VENV_NAMES]
     if root.is_dir():
         venvs += sorted(d for d in root.iterdir() if (d / "pyvenv.cfg").is_file())
     found = [
-        site for venv in venvs for pattern in _SITE_PATTERNS for site in sorted(venv.glob(pattern))
+        site
+        for venv in venvs
+        for pattern in _SITE_PATTERNS
+        for site in sorted(venv.glob(pattern))
+        if is_inside(site, root)
     ]
     paths = sysconfig.get_paths()
     found += [Path(paths["purelib"]), Path(paths["platlib"])]
@@ -83,13 +90,22 @@ def _distribution_info(site: Path, canonical: str) -> Path | None:
     return None
 
 
+def _metadata_text(path: Path, site: Path) -> str | None:
+    """A metadata file of a distribution in ``site``, read only when it is a regular file that
+    stays inside ``site`` (a project virtualenv lies inside the project)."""
+    try:
+        return read_inside(path, site, _MAX_METADATA_BYTES).decode("utf-8", errors="replace")
+    except OSError:
+        return None
+
+
 def _version(info: Path) -> str | None:
     """The ``Version`` header of the distribution's metadata file."""
     candidates = [info / "METADATA", info / "PKG-INFO"] if info.is_dir() else [info]
     for metadata in candidates:
         if metadata.is_file():
-            text = metadata.read_text(encoding="utf-8", errors="replace")
-            return HeaderParser().parsestr(text).get("Version")
+            text = _metadata_text(metadata, info.parent)
+            return None if text is None else HeaderParser().parsestr(text).get("Version")
     return None
 
 
@@ -100,7 +116,7 @@ def _editable_source(info: Path | None, package: str) -> Path | None:
     if direct_url is None or not direct_url.is_file():
         return None
     try:
-        url = json.loads(direct_url.read_text(encoding="utf-8")).get("url", "")
+        url = json.loads(_metadata_text(direct_url, info.parent) or "{}").get("url", "")
     except (ValueError, AttributeError):
         return None
     parts = urlsplit(url)

@@ -9,13 +9,23 @@ summary never reads them.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
+from dpcheck.errors import internal_message
+from dpcheck.parse.budget import (
+    FILE_TIME_BUDGET,
+    TIME_BUDGET_REASON,
+    BudgetExceeded,
+    Deadline,
+    file_budget,
+)
 from dpcheck.parse.source import SourceProblem, decode_source, is_candidate, parse_python
 from dpcheck.suppress import Suppression, find_suppressions
 
 Summary = dict[str, Any]
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -30,6 +40,12 @@ class FileAnalysis:
     suppressions: tuple[Suppression, ...]
     summarized: bool = False
     internal_error: str | None = None
+
+    @property
+    def cacheable(self) -> bool:
+        """False for a file skipped for its time budget: that depends on the machine's load, so
+        a later scan tries the file again."""
+        return self.problem is None or TIME_BUDGET_REASON not in self.problem.message
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -57,23 +73,69 @@ class FileAnalysis:
 
 
 def analyze_file(
-    path: str, data: bytes, markers: tuple[str, ...], *, summarize: bool = False, max_bytes: int
+    path: str,
+    data: bytes,
+    markers: tuple[str, ...],
+    *,
+    summarize: bool = False,
+    max_bytes: int,
+    time_budget: float | None = FILE_TIME_BUDGET,
 ) -> tuple[FileAnalysis, Summary | None]:
-    """Analyse one file; ``summarize`` forces a summary even if the pre-filter would skip it."""
+    """Analyse one file; ``summarize`` forces a summary even if the pre-filter would skip it.
+
+    Never raises: a file over its budgets (``dpcheck.parse.budget``) is skipped with the reason
+    as its problem (DP001), and an unexpected exception in any stage (decode, parse,
+    suppressions, pre-filter, summarise) is this file's ``internal_error``, naming the stage."""
+    try:
+        with file_budget(time_budget) as deadline:
+            outcome = _analyze(path, data, markers, summarize, max_bytes, deadline)
+            if deadline.expired:  # the timer's exception was swallowed on the way: no result
+                raise BudgetExceeded(deadline.reason)
+            return outcome
+    except BudgetExceeded as exc:
+        return FileAnalysis(path, SourceProblem(f"skipped: {exc}"), False, ()), None
+    except _StageFailed as failed:
+        return FileAnalysis(path, None, False, (), False, failed.message), None
+
+
+class _StageFailed(Exception):
+    """An unexpected exception in one stage of one file's analysis (a dpcheck bug)."""
+
+    def __init__(self, stage: str, exc: Exception) -> None:
+        super().__init__(stage)
+        self.message = internal_message(stage, exc)
+
+
+def _analyze(
+    path: str,
+    data: bytes,
+    markers: tuple[str, ...],
+    summarize: bool,
+    max_bytes: int,
+    deadline: Deadline,
+) -> tuple[FileAnalysis, Summary | None]:
     from dpcheck.sites import summarize_tree
 
-    decoded = decode_source(data, max_bytes)
+    def _stage(stage: str, work: Callable[[], T]) -> T:
+        try:
+            return work()
+        except Exception as exc:  # noqa: BLE001 - one file's analyser bug must not stop the scan
+            if deadline.expired:  # C code interrupted by the timer raised its own error
+                raise BudgetExceeded(deadline.reason) from exc
+            raise _StageFailed(stage, exc) from exc
+
+    decoded = _stage("decoding", lambda: decode_source(data, max_bytes))
     if isinstance(decoded, SourceProblem):
         return FileAnalysis(path, decoded, False, ()), None
-    suppressions = find_suppressions(decoded)
-    tree = parse_python(decoded, path)
+    suppressions = _stage("reading suppressions", lambda: find_suppressions(decoded))
+    tree = _stage("parsing", lambda: parse_python(decoded, path))
     if isinstance(tree, SourceProblem):
         return FileAnalysis(path, tree, False, suppressions), None
     candidate = is_candidate(decoded, markers)
     if not (candidate or summarize):
         return FileAnalysis(path, None, False, suppressions), None
     try:
-        summary = summarize_tree(tree, decoded, path)
-    except Exception as exc:  # noqa: BLE001 - one file's analyser bug must not stop the scan
-        return FileAnalysis(path, None, candidate, suppressions, False, f"{type(exc).__name__}: {exc}"), None
+        summary = _stage("summarising", lambda: summarize_tree(tree, decoded, path))
+    except _StageFailed as failed:
+        return FileAnalysis(path, None, candidate, suppressions, False, failed.message), None
     return FileAnalysis(path, None, candidate, suppressions, True), summary

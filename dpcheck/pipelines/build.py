@@ -92,8 +92,7 @@ class PipelineBuilder:
         pipelines: list[Pipeline] = []
         covered: set[Ctx] = set()
         for ctx in self._scripts():
-            scopes = self._reach(ctx)
-            pipeline = self._pipeline(f"{ctx.path}", ctx, scopes)
+            pipeline, scopes = self._isolated(f"{ctx.path}", ctx)
             if pipeline is not None:
                 pipelines.append(pipeline)
                 covered.update(scopes)
@@ -103,12 +102,21 @@ class PipelineBuilder:
             for top in self._top_callers(ctx):
                 if top in covered:
                     continue
-                scopes = self._reach(top)
-                pipeline = self._pipeline(f"{top.path}::{top.scope}", top, scopes)
+                pipeline, scopes = self._isolated(f"{top.path}::{top.scope}", top)
                 covered.update(scopes)
                 if pipeline is not None:
                     pipelines.append(pipeline)
         return sorted(pipelines, key=lambda p: (p.path, p.line, p.entry))
+
+    def _isolated(self, entry: str, ctx: Ctx) -> tuple[Pipeline | None, list[Ctx]]:
+        """The pipeline of one entry and the scopes it reaches. An unexpected exception costs
+        this pipeline only: it is recorded as an internal error of the entry's file."""
+        try:
+            scopes = self._reach(ctx)
+            return self._pipeline(entry, ctx, scopes), scopes
+        except Exception as exc:  # noqa: BLE001 - one pipeline's linking bug must not stop the rest
+            self.project.failed(ctx.path, f"linking pipeline {entry}", exc)
+            return None, []
 
     # -- entries and reachability -----------------------------------------------------------
     def _paths(self) -> Iterator[str]:

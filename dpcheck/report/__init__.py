@@ -12,6 +12,7 @@ from pathlib import Path
 
 from dpcheck.errors import DpcheckError
 from dpcheck.model import ScanResult
+from dpcheck.report.escape import printable, printable_result
 from dpcheck.report.github import render_github
 from dpcheck.report.json_report import render_json
 from dpcheck.report.meta import RuleMeta
@@ -38,12 +39,21 @@ def render(
     ``sources`` maps a finding's path to the file's text, used for code frames in ``text``; a path
     missing from it simply gets no frame. ``root`` is the scan root, recorded in SARIF as the
     ``%SRCROOT%`` base. ``color`` and ``quiet`` only affect ``text``.
+
+    File names need not be UTF-8 and may hold control characters: the text report and GitHub
+    annotations print every string ``printable``, JSON and SARIF escape undecodable bytes, SARIF
+    URIs percent-encode the name's bytes (``dpcheck.report.escape``).
     """
     renderers: dict[str, Callable[[], str]] = {
-        "text": lambda: render_text(result, sources=sources or {}, color=color, quiet=quiet),
+        "text": lambda: render_text(
+            printable_result(result),
+            sources={printable(path): text for path, text in (sources or {}).items()},
+            color=color,
+            quiet=quiet,
+        ),
         "json": lambda: render_json(result),
         "sarif": lambda: render_sarif(result, rules=rules, root=root),
-        "github": lambda: render_github(result, rules=rules),
+        "github": lambda: render_github(printable_result(result), rules=rules),
     }
     if fmt not in renderers:
         raise DpcheckError(f"unknown report format {fmt!r}; choose one of {', '.join(FORMATS)}")

@@ -33,7 +33,9 @@ Shape (``ScanResult.to_json``; keys in this order)::
                 "expression": str | null}
 
 Paths are POSIX and relative to the scan root; lines and columns are 1-based. ``fingerprint`` is
-stable across runs and line shifts. The output is strict JSON: a non-finite float in a bound is
+stable across runs and line shifts. ``context`` longer than a code frame's line limit is cut
+around the column with ``…`` (the fingerprint still hashes the whole line). Bytes of a file name
+that are not UTF-8 are written ``\\xNN``. The output is strict JSON: a non-finite float in a bound is
 written as the string ``"Infinity"``, ``"-Infinity"`` or ``"NaN"``.
 """
 
@@ -43,10 +45,20 @@ import json
 
 from dpcheck import __version__
 from dpcheck.model import ScanResult
+from dpcheck.report.frames import cut, window
 from dpcheck.report.jsonable import strict_json
 
 
 def render_json(result: ScanResult) -> str:
     """The documented JSON document for ``result``."""
     document = strict_json(result.to_json(__version__))
+    for finding in document["findings"]:
+        finding["context"] = _bounded_context(finding["context"], finding["column"])
     return json.dumps(document, indent=2, sort_keys=False, allow_nan=False) + "\n"
+
+
+def _bounded_context(context: str, column: int) -> str:
+    """The anchor line's text, cut like a code frame's line when it is longer than
+    ``MAX_LINE_CHARS`` (a minified file must not put a megabyte line in the report)."""
+    start, end = window(len(context), column, 1)
+    return cut(context, start, end)

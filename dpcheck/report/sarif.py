@@ -15,10 +15,10 @@ import json
 from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
-from urllib.parse import quote
 
 from dpcheck import __version__
 from dpcheck.model import Evidence, Finding, ScanError, ScanResult, Severity, Span
+from dpcheck.report.escape import uri_path
 from dpcheck.report.jsonable import strict_json
 from dpcheck.report.meta import RuleMeta, SuppressionNotice
 
@@ -48,11 +48,12 @@ def _text(text: str) -> dict[str, str]:
 
 
 def _artifact_location(path: str) -> dict[str, str]:
-    """A relative path becomes a percent-encoded URI reference under ``%SRCROOT%``."""
+    """A relative path becomes a percent-encoded URI reference under ``%SRCROOT%`` (RFC 3986:
+    the name's bytes, so a name that is not UTF-8 keeps its identity)."""
     posix = PurePosixPath(path)
     if posix.is_absolute():
         return {"uri": Path(path).as_uri()}
-    return {"uri": quote(posix.as_posix()), "uriBaseId": SRCROOT}
+    return {"uri": uri_path(posix.as_posix()), "uriBaseId": SRCROOT}
 
 
 def _region(span: Span) -> dict[str, int]:
@@ -173,5 +174,5 @@ def sarif_log(
 
 def render_sarif(result: ScanResult, *, rules: Sequence[RuleMeta], root: Path | None) -> str:
     """The SARIF document as indented JSON with a trailing newline."""
-    log = sarif_log(result, rules=rules, root=root)
+    log = strict_json(sarif_log(result, rules=rules, root=root))
     return json.dumps(log, indent=2, allow_nan=False) + "\n"
