@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 
+from dpcheck.errors import internal_message
 from dpcheck.model import Span
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
@@ -72,8 +73,17 @@ def code_frame(source: str, span: Span) -> list[tuple[int | None, str]]:
     Shows ``CONTEXT_LINES`` line(s) before the anchor line, the anchor line, and the caret row.
     The carets cover the span's extent (end column exclusive) when it ends on the same line,
     else one character. Lines over ``MAX_LINE_CHARS`` are cut around the caret.
-    Empty when the line is not in ``source`` (a stale or mismatched file).
+    Empty when the line is not in ``source`` (a stale or mismatched file). The only part of a
+    report made from a file's content, so it is isolated: a dpcheck bug here costs this frame,
+    replaced by one row saying so, never the report.
     """
+    try:
+        return _code_frame(source, span)
+    except Exception as exc:  # noqa: BLE001 - one finding's frame must not cost the report
+        return [(None, f"(no code frame: {internal_message('rendering it', exc)})")]
+
+
+def _code_frame(source: str, span: Span) -> list[tuple[int | None, str]]:
     lines = source_lines(source)
     if not 1 <= span.line <= len(lines):
         return []

@@ -63,3 +63,26 @@ def test_window_and_cut_are_exact_on_their_edges() -> None:
     assert window(1000, 500, 1) == (459, 579)
     assert cut("abcdef", 0, 6) == "abcdef"
     assert cut("abcdef", 1, 3) == f"{ELLIPSIS}bc{ELLIPSIS}"
+
+
+def test_a_bug_in_one_frame_costs_that_frame_only(monkeypatch) -> None:
+    import dpcheck.report.frames as frames
+    from dpcheck.model import Finding, ScanResult, Severity
+    from dpcheck.report.text import render_text
+
+    real = frames.window
+
+    def failing(length: int, column: int, width: int, limit: int = MAX_LINE_CHARS):
+        if column == 7:
+            raise KeyError("injected")
+        return real(length, column, width, limit)
+
+    monkeypatch.setattr(frames, "window", failing)
+    source = "a = 1\nb = 2 / len(x)\nc = noisy / n\n"
+    findings = [
+        Finding("DP101", Severity.ERROR, Span("m.py", 2, 7, 2, 8), "first"),
+        Finding("DP101", Severity.ERROR, Span("m.py", 3, 5, 3, 10), "second"),
+    ]
+    out = render_text(ScanResult(findings=findings), sources={"m.py": source})
+    assert "(no code frame: internal error while rendering it: KeyError: 'injected')" in out
+    assert "  3 | c = noisy / n" in out and "m.py:3:5: DP101 second" in out
