@@ -275,7 +275,8 @@ def _walk(top: Path, root: Path, problems: list[Problem]) -> list[Path]:
         for entry in entries:
             path = Path(entry.path)
             if not _is_dir(entry):
-                problem = _file_problem(path, root, read=_wanted(entry.name))
+                special = entry.is_symlink() or not entry.is_file(follow_symlinks=False)
+                problem = _file_problem(path, root, read=_wanted(entry.name)) if special else None
                 if problem:
                     problems.append((path, problem))
                 elif _wanted(entry.name) and entry.is_file():

@@ -10,6 +10,7 @@ an editable install is followed to its source folder through ``direct_url.json``
 from __future__ import annotations
 
 import json
+import os
 import sysconfig
 from dataclasses import dataclass
 from email.parser import HeaderParser
@@ -18,7 +19,7 @@ from urllib.parse import unquote, urlsplit
 
 from packaging.utils import canonicalize_name
 
-from dpcheck.discover.confine import is_inside, read_inside
+from dpcheck.discover.confine import is_inside, read_inside, read_regular
 from dpcheck.discover.requirement import canonical_library
 from dpcheck.errors import DpcheckError
 
@@ -56,8 +57,10 @@ def find_installed(root: Path, library: str) -> InstalledLibrary | None:
     package = IMPORT_NAMES[canonical]
     for site in site_packages_dirs(root):
         info = _distribution_info(site, canonical)
-        version = _version(info) if info else None
-        location = site / package if (site / package).is_dir() else _editable_source(info, package)
+        confine = root if is_inside(site, root) else None
+        version = _version(info, confine) if info else None
+        location = site / package if (site / package).is_dir() \
+            else _editable_source(info, package, confine)
         if location is not None:
             return InstalledLibrary(canonical, version, location)
     return None
@@ -90,33 +93,35 @@ def _distribution_info(site: Path, canonical: str) -> Path | None:
     return None
 
 
-def _metadata_text(path: Path, site: Path) -> str | None:
-    """A metadata file of a distribution in ``site``, read only when it is a regular file that
-    stays inside ``site`` (a project virtualenv lies inside the project)."""
+def _metadata_text(path: Path, confine: Path | None) -> str | None:
+    """A distribution's metadata file, if it is a regular file; in a project virtualenv
+    (``confine`` is the project root) only when it stays inside the project."""
     try:
-        return read_inside(path, site, _MAX_METADATA_BYTES).decode("utf-8", errors="replace")
+        data = read_inside(path, confine, _MAX_METADATA_BYTES) if confine is not None \
+            else read_regular(os.path.realpath(path), _MAX_METADATA_BYTES)
     except OSError:
         return None
+    return data.decode("utf-8", errors="replace")
 
 
-def _version(info: Path) -> str | None:
+def _version(info: Path, confine: Path | None) -> str | None:
     """The ``Version`` header of the distribution's metadata file."""
     candidates = [info / "METADATA", info / "PKG-INFO"] if info.is_dir() else [info]
     for metadata in candidates:
         if metadata.is_file():
-            text = _metadata_text(metadata, info.parent)
+            text = _metadata_text(metadata, confine)
             return None if text is None else HeaderParser().parsestr(text).get("Version")
     return None
 
 
-def _editable_source(info: Path | None, package: str) -> Path | None:
+def _editable_source(info: Path | None, package: str, confine: Path | None) -> Path | None:
     """The package folder of an editable install, from the ``file://`` URL that pip records in
     ``direct_url.json`` (the package sits in that folder or its ``src/``)."""
     direct_url = info / "direct_url.json" if info and info.is_dir() else None
     if direct_url is None or not direct_url.is_file():
         return None
     try:
-        url = json.loads(_metadata_text(direct_url, info.parent) or "{}").get("url", "")
+        url = json.loads(_metadata_text(direct_url, confine) or "{}").get("url", "")
     except (ValueError, AttributeError):
         return None
     parts = urlsplit(url)

@@ -8,6 +8,7 @@ and ``baseline write`` runs are searched for the secret and for the target's pat
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -168,3 +169,25 @@ def test_history_reads_regular_blobs_only(tmp_path: Path, secret_file: Path, cli
     code, out, err = cli("history", "--no-cache", "--evidence", "--format", "json", root)
     _assert_nothing_from_outside(out + err, secret_file)
     assert code == 0 and '"tag": "v1.0.0"' in out
+
+
+def test_a_project_virtualenvs_metadata_linked_out_is_not_read(tmp_path: Path, cli: Cli) -> None:
+    """The installed version decides an unpinned library; a checkout's virtualenv whose
+    METADATA leads out of the project must not put that file's Version header in a report."""
+    root = copy_fixture("opacus_unpinned", tmp_path / "project")
+    site = root / ".venv" / "lib" / "python3.11" / "site-packages"
+    (root / ".venv").mkdir()
+    (root / ".venv" / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    (site / "opacus").mkdir(parents=True)
+    (site / "opacus" / "__init__.py").write_text("")
+    (site / "opacus-1.4.0.dist-info").mkdir()
+    metadata = site / "opacus-1.4.0.dist-info" / "METADATA"
+    outside = tmp_path / "outside-metadata"
+    outside.write_text(f"Metadata-Version: 2.1\nName: opacus\nVersion: 1.4.0+{SECRET}\n")
+    shutil.copy(outside, metadata)
+    _, out, _ = cli("scan", "--no-cache", "--format", "json", root)
+    assert f'"library": "opacus==1.4.0+{SECRET}"' in out  # a real file inside is read
+    metadata.unlink()
+    metadata.symlink_to(outside)
+    code, out, err = cli("scan", "--no-cache", "--format", "json", root)
+    assert SECRET not in out + err and '"library": "opacus"' in out
