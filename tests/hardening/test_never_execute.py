@@ -106,3 +106,17 @@ def test_scan_gate_baseline_and_history_never_run_the_scanned_code(
     assert code == 0 and '"tag": "v1.0.0"' in out
     assert _traces(root, canary_env) == []
     assert _connections(listener) == 0
+
+
+def test_pytest_collecting_this_suite_never_imports_the_canaries(
+    tmp_path: Path, canary_env: Path, listener: socket.socket
+) -> None:
+    """The fixture's conftest.py sits outside ``testpaths``: collecting the whole suite from the
+    repository root (what ``python -m pytest`` does) must not import it."""
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider"],
+        cwd=FIXTURES.parent, capture_output=True, text=True, timeout=600,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "tests collected" in done.stdout
+    assert _traces(CANARIES, canary_env) == [] and _connections(listener) == 0
