@@ -14,7 +14,8 @@ from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
-from dpcheck.discover.requirement import DP_LIBRARIES, canonical_library
+from dpcheck.discover.confine import ReadRefused, read_named, refusal
+from dpcheck.discover.requirement import DP_LIBRARIES, MAX_DEPENDENCY_FILE_BYTES, canonical_library
 from dpcheck.errors import ConfigError
 from dpcheck.model import PARAM_NAMES, ParamValue
 from dpcheck.report import OUTPUT_FORMATS
@@ -23,6 +24,7 @@ from dpcheck.report.meta import valid_docs_url
 from dpcheck.toml import tomllib
 
 FAIL_ON_LEVELS: tuple[str, ...] = ("error", "warning", "info", "never")
+MAX_CONFIG_BYTES = MAX_DEPENDENCY_FILE_BYTES
 INTEGER_PARAMS = frozenset({"batch_size", "N", "epochs", "steps", "dim"})
 
 
@@ -177,14 +179,21 @@ def config_from_table(table: Mapping[str, Any], where: str) -> Config:
 def load_config(explicit: Path | None, root: Path) -> Config:
     """The configuration in force: ``--config`` if given, else ``root/pyproject.toml`` if it has
     ``[tool.dpcheck]``, else defaults. A ``--config`` file may be a pyproject.toml or a file
-    whose top level is the dpcheck table."""
+    whose top level is the dpcheck table. Inside the project only a regular file that stays
+    inside is read (``dpcheck.discover.confine.read_named``); a ``--config`` that leads out of
+    it is an error."""
     path = explicit if explicit is not None else root / "pyproject.toml"
-    if explicit is None and not path.is_file():
-        return Config()
+    if explicit is None and (not path.is_file() or refusal(path, root) is not None):
+        return Config()  # discovery reports a pyproject.toml that leads out of the project
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        raw = read_named(path, root, MAX_CONFIG_BYTES)
+        if len(raw) > MAX_CONFIG_BYTES:
+            raise ConfigError(f"{path}: configuration file over {MAX_CONFIG_BYTES} bytes; not read")
+        data = tomllib.loads(raw.decode("utf-8"))
     except FileNotFoundError:
         raise ConfigError(f"{path}: configuration file not found") from None
+    except ReadRefused as exc:
+        raise ConfigError(f"{path}: {exc.strerror}") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read configuration: {exc}") from None
     except tomllib.TOMLDecodeError as exc:

@@ -1,7 +1,10 @@
 """The scan: discover -> analyse files (parallel, cached) -> pipelines -> rules -> suppressions.
 
 This module only orchestrates; every stage lives in its own package. Data flows one way, and a
-problem in one file (unparsable, undecodable, an analyser bug) never stops the others.
+problem in one file (unparsable, undecodable, over its budgets, an analyser bug) never stops the
+others: each file's analysis, each pipeline's linking and rules, and each finding's bound are
+isolated, and an unexpected exception in one becomes an internal scan error of that file.
+Files are read only inside the project (``dpcheck.discover.confine``).
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ import hashlib
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
@@ -19,14 +23,17 @@ from dpcheck.catalog import Catalog, known_codes_hint, load_catalog, rule_ids, s
 from dpcheck.config import Config, load_config
 from dpcheck.errors import ConfigError
 from dpcheck.discover.commit_pins import history_fingerprint
+from dpcheck.discover.confine import ReadRefused, read_inside
 from dpcheck.discover.facts import ProjectFacts, collect_facts
-from dpcheck.discover.files import discover_files, project_root, relative_path
+from dpcheck.discover.files import discover_files, link_path, project_root, relative_path
 from dpcheck.discover.installed import find_installed
 from dpcheck.discover.pins import Pin
 from dpcheck.discover.requirement import DP_LIBRARIES
+from dpcheck.errors import internal_message
 from dpcheck.model import Finding, ParamValue, Pipeline, ScanError, ScanResult, Span
 from dpcheck.parse.analysis import FileAnalysis, Summary, analyze_file
-from dpcheck.parse.cache import AnalysisCache
+from dpcheck.parse.budget import FILE_TIME_BUDGET
+from dpcheck.parse.cache import CACHE_SETTINGS, AnalysisCache
 from dpcheck.parse.notebook import display_text
 from dpcheck.parse.source import MAX_FILE_BYTES, blob_id
 from dpcheck.progress import ProgressCallback
@@ -35,6 +42,7 @@ from dpcheck.sites.modules import import_neighbourhood
 from dpcheck.suppress import ALWAYS_REPORTED, Suppression, apply_suppressions
 
 CACHE_DIRNAME = ".dpcheck_cache"
+OUTSIDE_CACHE = "symbolic link; the analysis cache is not used (dpcheck writes nothing through it)"
 _PARALLEL_THRESHOLD = 32
 T = TypeVar("T")
 
@@ -52,6 +60,7 @@ class ScanOptions:
     use_cache: bool = True
     cache_dir: Path | None = None
     strict: bool = False
+    file_time_budget: float | None = FILE_TIME_BUDGET
 
 
 @dataclass(frozen=True)
@@ -115,19 +124,41 @@ def _per_file_ignores(
     return resolved, tuple(problems)
 
 
-def _read(path: Path) -> bytes | OSError:
+def _read(path: Path, root: Path) -> bytes | OSError:
+    """A project file's bytes (at most ``MAX_FILE_BYTES + 1``: more makes it too large anyway),
+    or why it was not read (``ReadRefused`` for a link out of the project or a special file)."""
     try:
-        return path.read_bytes()
+        return read_inside(path, root, MAX_FILE_BYTES)
     except OSError as exc:
         return exc
 
 
-AnalysisJob = tuple[str, bytes, tuple[str, ...], bool, int]
+def _read_error(rel: str, error: OSError) -> ScanError:
+    if isinstance(error, ReadRefused):
+        return ScanError(rel, str(error.strerror))
+    return ScanError(rel, f"cannot read file: {error.strerror or error}")
+
+
+def default_cache_dir(options: ScanOptions, root: Path) -> Path | None:
+    """The cache directory a scan of ``root`` uses: ``--cache-dir`` as given, else
+    ``ROOT/.dpcheck_cache`` unless that is a symbolic link (a checkout must not make dpcheck
+    write elsewhere); None when the cache is off or refused."""
+    if not options.use_cache:
+        return None
+    if options.cache_dir is not None:
+        return options.cache_dir
+    default = root / CACHE_DIRNAME
+    return None if default.is_symlink() else default
+
+
+AnalysisJob = tuple[str, bytes, tuple[str, ...], bool, int, float | None]
 
 
 def _analyze_job(job: AnalysisJob) -> tuple[dict[str, object], Summary | None]:
-    path, data, markers, force, max_bytes = job
-    analysis, summary = analyze_file(path, data, markers, summarize=force, max_bytes=max_bytes)
+    path, data, markers, force, max_bytes, budget = job
+    analysis, summary = analyze_file(
+        path, data, markers, summarize=force, max_bytes=max_bytes, time_budget=budget
+    )
     return analysis.to_json(), summary
 
 
@@ -136,11 +167,18 @@ class _Analyzer:
     summaries: fresh ones from memory, cached ones from the cache's summary store, and those of
     non-candidate files by analysing them on first request."""
 
-    def __init__(self, cache: AnalysisCache, jobs: int, contents: Mapping[str, bytes]) -> None:
+    def __init__(
+        self,
+        cache: AnalysisCache,
+        jobs: int,
+        contents: Mapping[str, bytes],
+        time_budget: float | None = FILE_TIME_BUDGET,
+    ) -> None:
         from dpcheck.sites import CANDIDATE_MARKERS
 
         self.cache = cache
         self.jobs = jobs
+        self.time_budget = time_budget
         self.markers = tuple(CANDIDATE_MARKERS)
         self.contents = contents
         self.keys = {rel: cache.key(blob_id(data), rel) for rel, data in contents.items()}
@@ -158,8 +196,7 @@ class _Analyzer:
         """The dotted targets the file ``rel`` imports or, a notebook, ``%run``s (from its
         summary, analysing it now)."""
         if rel not in self.analyses:
-            job = (rel, self.contents[rel], self.markers, True, MAX_FILE_BYTES)
-            self._store(rel, *_analyze_job(job))
+            self._store(rel, *_analyze_job(self._job(rel, True)))
         summary = self.summary(rel)
         if summary is None:
             return []
@@ -177,16 +214,22 @@ class _Analyzer:
                 self.analyses[rel] = FileAnalysis.from_json(cached)
             else:
                 todo.append(rel)
-        jobs = [(rel, self.contents[rel], self.markers, False, MAX_FILE_BYTES) for rel in todo]
+        jobs = [self._job(rel, False) for rel in todo]
         counted = _counted(len(self.contents) - len(jobs), len(self.contents), progress)
+        fresh: list[tuple[dict[str, object], Summary | None]] = []
         if self.jobs > 1 and len(jobs) >= _PARALLEL_THRESHOLD:
-            with ProcessPoolExecutor(max_workers=self.jobs) as pool:
-                fresh = counted(pool.map(_analyze_job, jobs, chunksize=4))
-        else:
-            fresh = counted(map(_analyze_job, jobs))
+            try:
+                with ProcessPoolExecutor(max_workers=self.jobs) as pool:
+                    counted(pool.map(_analyze_job, jobs, chunksize=4), into=fresh)
+            except BrokenProcessPool:
+                pass  # a worker died: the files it had not answered for are analysed here
+        counted(map(_analyze_job, jobs[len(fresh) :]), into=fresh)
         for rel, (record, summary) in zip(todo, fresh):
             self._store(rel, record, summary)
         return self.analyses
+
+    def _job(self, rel: str, force: bool) -> AnalysisJob:
+        return (rel, self.contents[rel], self.markers, force, MAX_FILE_BYTES, self.time_budget)
 
     def summary(self, rel: str) -> Summary | None:
         """The summary of a file, analysing a non-candidate one now (forced)."""
@@ -196,15 +239,16 @@ class _Analyzer:
         if rel not in self._summaries:
             summary = self.cache.summary(self.keys[rel]) if analysis.summarized else None
             if summary is None:
-                job = (rel, self.contents[rel], self.markers, True, MAX_FILE_BYTES)
-                self._store(rel, *_analyze_job(job))
+                self._store(rel, *_analyze_job(self._job(rel, True)))
             else:
                 self._summaries[rel] = summary
         return self._summaries.get(rel)
 
     def _store(self, rel: str, record: dict[str, object], summary: Summary | None) -> None:
-        self.cache.put(self.keys[rel], record)
-        self.analyses[rel] = FileAnalysis.from_json(record)
+        analysis = FileAnalysis.from_json(record)
+        if analysis.cacheable:
+            self.cache.put(self.keys[rel], record)
+        self.analyses[rel] = analysis
         if summary is not None:
             self.cache.put_summary(self.keys[rel], summary)
             self._summaries[rel] = summary
@@ -212,26 +256,26 @@ class _Analyzer:
 
 def _counted(
     done: int, total: int, progress: ProgressCallback | None
-) -> Callable[[Iterable[T]], list[T]]:
-    """Collects analysis results, reporting ``done/total`` files after each (cached files
-    count as done from the start)."""
+) -> Callable[..., list[T]]:
+    """Collects analysis results ``into`` a list, reporting ``done/total`` files after each
+    (cached files count as done from the start)."""
 
-    def collect(results: Iterable[T]) -> list[T]:
-        collected: list[T] = []
-        if progress is not None:
+    def collect(results: Iterable[T], into: list[T]) -> list[T]:
+        if progress is not None and not into:
             progress("analysing files", done, total)
         for data in results:
-            collected.append(data)
+            into.append(data)
             if progress is not None:
-                progress("analysing files", done + len(collected), total)
-        return collected
+                progress("analysing files", done + len(into), total)
+        return into
 
     return collect
 
 
 def _relative(path: Path, root: Path) -> str:
-    """The report path of ``path``: relative to the root, absolute when outside it."""
-    return relative_path(path, root) or path.resolve().as_posix()
+    """The report path of ``path``: relative to the root (a link inside the project named by
+    its target, the file read), else the path as named (never a link's target outside)."""
+    return relative_path(path, root) or link_path(path, root)
 
 
 def _facts_with_overrides(facts: ProjectFacts, versions: Mapping[str, str], where: str) -> ProjectFacts:
@@ -288,21 +332,24 @@ def _project_key(
     commit pins, and the reported subset (the code itself is part of the cache namespace)."""
     root = settings.root
     digest = hashlib.sha256()
+
+    def add(text: str) -> None:
+        digest.update(text.encode("utf-8", "surrogatepass"))  # file names need not be UTF-8
+
     for rel in sorted(analyzer.keys):
-        digest.update(f"py:{analyzer.keys[rel]}\n".encode())
+        add(f"py:{analyzer.keys[rel]}\n")
     for path in dependency_files:
-        data = _read(path)
+        data = _read(path, root)
         blob = blob_id(data) if isinstance(data, bytes) else f"unreadable:{data}"
-        digest.update(f"dep:{_relative(path, root)}:{blob}\n".encode())
+        add(f"dep:{_relative(path, root)}:{blob}\n")
     for library in sorted(DP_LIBRARIES):
-        installed = find_installed(root, library)
-        digest.update(f"lib:{library}:{installed}\n".encode())
+        add(f"lib:{library}:{find_installed(root, library)}\n")
     for name, value in sorted(settings.params.items()):
-        digest.update(f"param:{name}:{value.value}\n".encode())
+        add(f"param:{name}:{value.value}\n")
     for library, version in sorted(settings.config.dp_library_versions.items()):
-        digest.update(f"pin:{library}:{version}\n".encode())
-    digest.update(f"opacus-history:{history_fingerprint()}\n".encode())
-    digest.update(f"reported:{sorted(reported) if reported is not None else None}".encode())
+        add(f"pin:{library}:{version}\n")
+    add(f"opacus-history:{history_fingerprint()}\n")
+    add(f"reported:{sorted(reported) if reported is not None else None}")
     return digest.hexdigest()
 
 
@@ -313,8 +360,9 @@ def _link(
     reported: frozenset[str] | None,
     load_source: Callable[[str], str | None],
 ) -> _Linked:
-    """Facts -> project view -> file rules, pipelines -> rule findings; an internal error in
-    linking is reported, never raised, and the per-file results survive it."""
+    """Facts -> project view -> file rules, pipelines -> rule findings. An internal error is
+    reported, never raised: one pipeline's linking or rules cost that pipeline only, and a
+    failure of the whole stage keeps the per-file results."""
     from dpcheck.pipelines import build_pipelines
     from dpcheck.rules import check_files, evaluate
 
@@ -335,25 +383,47 @@ def _link(
     per_file = tuple(check_files(analyzer.analyses.values(), project))
     try:
         pipelines = build_pipelines(project)
-        findings = evaluate(pipelines, project)
     except Exception as exc:  # noqa: BLE001 - keep per-file results even if linking fails
-        message = f"internal error while linking pipelines: {type(exc).__name__}: {exc}"
+        message = internal_message("linking pipelines", exc)
         return _Linked((), per_file, (*errors, ScanError(".", message, internal=True)))
+    errors.extend(ScanError(path, message, internal=True) for path, message in project.failures)
+    findings: list[Finding] = list(per_file)
+    for pipeline in pipelines:
+        try:
+            findings.extend(evaluate([pipeline], project))
+        except Exception as exc:  # noqa: BLE001 - one pipeline's rule bug costs that pipeline
+            stage = f"applying the rules to pipeline {pipeline.entry}"
+            errors.append(ScanError(pipeline.path, internal_message(stage, exc), internal=True))
     shown = tuple(p for p in pipelines if project.is_reported(p.path))
-    return _Linked(shown, (*per_file, *findings), tuple(errors))
+    return _Linked(shown, tuple(sorted(findings, key=Finding.sort_key)), tuple(errors))
 
 
-def _with_bounds(findings: Sequence[Finding], pipelines: Sequence[Pipeline], stored: dict[str, Any]) -> list[Finding]:
+def _with_bounds(
+    findings: Sequence[Finding],
+    pipelines: Sequence[Pipeline],
+    stored: dict[str, Any],
+    errors: list[ScanError],
+) -> list[Finding]:
     """Findings with their corrected bounds, reusing those ``stored`` with the project's cache
     entry (by fingerprint) and storing the new ones there. The numeric engine is imported only
-    when a finding needs a bound computed, so a clean or cached scan pays nothing for it."""
+    when a finding needs a bound computed, so a clean or cached scan pays nothing for it. A
+    bound that fails (a dpcheck bug) leaves its finding without one, adds an internal error to
+    ``errors`` and is not stored."""
     missing = [f for f in findings if _bound_key(f) not in stored]
+    failed: dict[str, Finding] = {}
     if missing:
         from dpcheck.bounds.attach import attach_bounds
 
-        for finding in attach_bounds(missing, pipelines):
-            stored[_bound_key(finding)] = finding.to_json()
-    return [Finding.from_json(stored[_bound_key(f)]) for f in findings]
+        for finding in missing:
+            try:
+                stored[_bound_key(finding)] = attach_bounds([finding], pipelines)[0].to_json()
+            except Exception as exc:  # noqa: BLE001 - the finding is kept, without its bound
+                failed[_bound_key(finding)] = finding
+                stage = f"bounding {finding.rule} at line {finding.span.line}"
+                errors.append(ScanError(finding.span.path, internal_message(stage, exc), True))
+    return [
+        failed.get(_bound_key(f)) or Finding.from_json(stored[_bound_key(f)]) for f in findings
+    ]
 
 
 def _bound_key(finding: Finding) -> str:
@@ -372,27 +442,30 @@ def run(settings: Settings, progress: ProgressCallback | None = None) -> ScanRes
     else:
         project_files, reported = discovered, None
 
+    def is_reported(rel: str) -> bool:
+        return reported is None or rel in reported
+
     result = ScanResult()
-    result.errors.extend(ScanError(_relative(p, root), msg) for p, msg in discovered.problems)
+    result.errors.extend(ScanError(link_path(p, root), msg) for p, msg in discovered.problems)
     contents: dict[str, bytes] = {}
     for path in project_files.files:
         rel = _relative(path, root)
-        data = _read(path)
+        data = _read(path, root)
         if isinstance(data, OSError):
-            result.errors.append(ScanError(rel, f"cannot read file: {data.strerror or data}"))
+            result.errors.append(_read_error(rel, data))
         else:
             contents[rel] = data
-
-    def is_reported(rel: str) -> bool:
-        return reported is None or rel in reported
 
     def load_source(rel: str) -> str | None:
         data = contents.get(rel)
         return None if data is None else display_text(rel, data)
 
-    cache_dir = options.cache_dir or root / CACHE_DIRNAME
-    cache = AnalysisCache(cache_dir if options.use_cache else None, f"max={MAX_FILE_BYTES}")
-    analyzer = _Analyzer(cache, options.jobs or os.cpu_count() or 1, contents)
+    cache_dir = default_cache_dir(options, root)
+    if options.use_cache and cache_dir is None:
+        result.errors.append(ScanError(CACHE_DIRNAME, OUTSIDE_CACHE))
+    cache = AnalysisCache(cache_dir, CACHE_SETTINGS)
+    jobs = options.jobs or os.cpu_count() or 1
+    analyzer = _Analyzer(cache, jobs, contents, options.file_time_budget)
     if reported is not None:
         analyzer.restrict(import_neighbourhood(sorted(reported), contents, analyzer.imports))
     analyses = analyzer.run(progress)
@@ -408,9 +481,7 @@ def run(settings: Settings, progress: ProgressCallback | None = None) -> ScanRes
 
     for analysis in analyses.values():
         if analysis.internal_error:
-            result.errors.append(
-                ScanError(analysis.path, f"internal error: {analysis.internal_error}", internal=True)
-            )
+            result.errors.append(ScanError(analysis.path, analysis.internal_error, internal=True))
     findings = [
         f
         for f in linked.findings
@@ -426,10 +497,10 @@ def run(settings: Settings, progress: ProgressCallback | None = None) -> ScanRes
         lambda code: rule_ids(settings.catalog, code),
     )
     result.pipelines = sorted(linked.pipelines, key=lambda p: (p.path, p.line, p.entry))
-    result.findings = sorted(
-        _with_bounds(outcome.kept, linked.pipelines, entry["bounds"]), key=Finding.sort_key
-    )
-    cache.put_project(key, entry)
+    bounded = _with_bounds(outcome.kept, linked.pipelines, entry["bounds"], result.errors)
+    result.findings = sorted(bounded, key=Finding.sort_key)
+    if all(a.cacheable for a in analyses.values()):  # a time-budget skip depends on the load
+        cache.put_project(key, entry)
     cache.save()
     result.suppressed = outcome.suppressed
     result.suppression_issues = [
@@ -437,13 +508,13 @@ def run(settings: Settings, progress: ProgressCallback | None = None) -> ScanRes
         for i in outcome.issues
         if is_reported(i.span.path) and (settings.strict or i.kind in ALWAYS_REPORTED)
     ]
-    # every file the report speaks for: the scanned Python files and any dependency file
-    # (requirements.txt, environment.yml ...) that carries a finding
-    scanned = set(reported) if reported is not None else set(contents)
+    # every file the report speaks for: the scanned source files that were read and any
+    # dependency file (requirements.txt, environment.yml ...) that carries a finding
+    scanned = {rel for rel in contents if is_reported(rel)}
     result.files_scanned = len(scanned | {f.span.path for f in result.findings})
     result.warnings = [*settings.warnings, *_nothing_scanned(result, options.paths, config)]
     result.cells = {p: a.layout for p, a in analyses.items() if a.layout is not None}
-    result.errors.sort(key=lambda e: (e.path, e.message))
+    result.errors = sorted(dict.fromkeys(result.errors), key=lambda e: (e.path, e.message))
     return result
 
 

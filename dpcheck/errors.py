@@ -1,4 +1,5 @@
-"""Errors that end a command with exit code 2 and a one-line message naming the bad input."""
+"""Errors that end a command with exit code 2 and a one-line message naming the bad input, and
+the text of the internal errors a scan reports without ending."""
 
 
 class DpcheckError(Exception):
@@ -15,3 +16,16 @@ class CatalogError(DpcheckError):
 
 class ParameterError(DpcheckError):
     """A numeric parameter is outside its domain (sigma <= 0, q outside (0, 1], ...)."""
+
+
+INTERNAL_MESSAGE_CHARS = 300
+
+
+def internal_message(stage: str, exc: BaseException) -> str:
+    """The one-line text of a dpcheck bug met while doing ``stage`` (``"summarising"``,
+    ``"linking pipeline train.py"``): the exception's type and message, the message cut to
+    ``INTERNAL_MESSAGE_CHARS`` characters (it may quote a scanned file at length)."""
+    text = " ".join(str(exc).split())
+    if len(text) > INTERNAL_MESSAGE_CHARS:
+        text = text[: INTERNAL_MESSAGE_CHARS - 1] + "\u2026"
+    return f"internal error while {stage}: {type(exc).__name__}: {text}"

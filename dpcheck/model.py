@@ -331,11 +331,12 @@ class Finding:
 
     @property
     def fingerprint(self) -> str:
-        """Stable identity across runs and unrelated edits: rule, file, pipeline, anchor text."""
+        """Stable identity across runs and unrelated edits: rule, file, pipeline, anchor text.
+        A file name that is not UTF-8 hashes by its undecodable bytes (kept as surrogates)."""
         key = "\x1f".join(
             (self.rule, self.span.path, self.pipeline or "", " ".join(self.context.split()))
         )
-        return hashlib.sha256(key.encode()).hexdigest()[:20]
+        return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:20]
 
     def sort_key(self) -> tuple[str, int, int, str]:
         return (self.span.path, self.span.line, self.span.column, self.rule)

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from dpcheck.discover.facts import ProjectFacts
+from dpcheck.errors import internal_message
 from dpcheck.model import ParamValue
 
 Summary = dict[str, Any]
@@ -34,6 +35,8 @@ class Project:
     limits which of them findings may be reported on (pre-commit passes a subset of files, but
     pipelines are still resolved across the whole project). ``overrides`` are the ``--param`` /
     config ``params`` values (source ``override``), which win over statically found values.
+    ``failures`` collects ``(path, message)`` of the internal errors the pipeline stage met and
+    isolated.
     """
 
     root: Path
@@ -44,8 +47,14 @@ class Project:
     _load: Callable[[str], Summary | None]
     _sources: Callable[[str], str | None]
     reported: frozenset[str] | None = None
+    failures: list[tuple[str, str]] = field(default_factory=list)
     _summaries: dict[str, Summary | None] = field(default_factory=dict)
     _lines: dict[str, list[str]] = field(default_factory=dict)
+
+    def failed(self, path: str, stage: str, exc: Exception) -> None:
+        """Record a dpcheck bug met on ``path`` while doing ``stage`` (linking one pipeline,
+        say): the scan reports it as an internal error of that file and goes on."""
+        self.failures.append((path, internal_message(stage, exc)))
 
     def summary(self, path: str) -> Summary | None:
         """The summary of a project file (None if it is unparsable or not a project file)."""

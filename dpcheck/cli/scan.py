@@ -8,15 +8,17 @@ import sys
 from pathlib import Path
 
 from dpcheck.config import FAIL_ON_LEVELS, check_docs_url, parse_cli_params
+from dpcheck.discover.confine import read_inside
 from dpcheck.engine import ScanOptions, Settings, settle
 from dpcheck.errors import DpcheckError
 from dpcheck.figures import require_matplotlib
 from dpcheck.gate import GateOptions, GateOutcome, gated_scan
 from dpcheck.model import ScanError, ScanResult, Severity
 from dpcheck.parse.notebook import display_text
-from dpcheck.parse.source import is_binary
+from dpcheck.parse.source import MAX_FILE_BYTES, is_binary
 from dpcheck.progress import progress_display
 from dpcheck.report import FORMATS, OUTPUT_FORMATS, PathView, RenderOptions, output_format, render
+from dpcheck.report.escape import printable
 from dpcheck.report.meta import DEFAULT_DOCS_URL
 
 #: Formats code scanning and a CI log read: on an error before any result they still get a
@@ -143,15 +145,16 @@ def execute(args: argparse.Namespace) -> int:
     if not args.quiet:
         _note_dropped(outcome, args.new_since, args.baseline)
     for warning in result.warnings:
-        sys.stderr.write(f"dpcheck: warning: {warning}\n")
+        sys.stderr.write(f"dpcheck: warning: {printable(warning)}\n")
     _write(args.output, render(result, fmt, sources=_sources(result, settings.root),
                                rules=settings.catalog.rules, options=_render_options(args, settings, fmt)))
     if args.plot_dir is not None:  # after the report: a plot that cannot be written loses nothing
         from dpcheck.bounds.plot import plot_findings
 
         plot_findings(result.findings, result.pipelines, args.plot_dir)
-    if any(e.internal for e in result.errors):
-        return 2
+    _note_internal(result)
+    if result.errors and not result.files_scanned:
+        return 2  # nothing could be read: no finding means nothing here
     return exit_code(result, args.fail_on or settings.config.fail_on or "error", settings.strict)
 
 
@@ -193,6 +196,15 @@ def _note_dropped(outcome: GateOutcome, ref: str | None, baseline: Path | None) 
         sys.stderr.write(f"dpcheck: {_findings(outcome.in_baseline)} accepted in {baseline}, not reported\n")
 
 
+def _note_internal(result: ScanResult) -> None:
+    """One stderr line per dpcheck bug the scan met and isolated: it does not change the exit
+    code (the gate still stands on every other file), so it must not pass unseen."""
+    for error in result.errors:
+        if error.internal:
+            where = printable(error.path) or "."
+            sys.stderr.write(f"dpcheck: {where}: {printable(error.message)} (please report)\n")
+
+
 def _findings(n: int) -> str:
     return f"{n} finding{'' if n == 1 else 's'}"
 
@@ -208,8 +220,10 @@ def _sources(result: ScanResult, root: Path) -> dict[str, str]:
 
 
 def _read_text(root: Path, path: str) -> str | None:
+    """The text of a reported file for its code frames; only inside the project, as the scan
+    read it (``None``: no frame)."""
     try:
-        data = (root / path).read_bytes()
+        data = read_inside(root / path, root, MAX_FILE_BYTES)
     except OSError:
         return None
     return None if is_binary(data) else display_text(path, data)

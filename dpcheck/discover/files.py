@@ -13,6 +13,12 @@ and dependency files included; a non-empty ``include`` restricts the Python file
 dependency files describe the project rather than being scanned code. Problems met on the way
 (unreadable directories, broken symbolic links, symbolic link loops, paths outside the root)
 are collected, never fatal.
+
+Nothing outside the project is listed: a symbolic link (to a file or a directory) whose real
+path leaves the project root is reported as skipped under its own path and never followed, and a
+device, FIFO or socket carrying a Python or dependency-file name is reported and never opened
+(``dpcheck.discover.confine`` holds the rule every reader applies). Links that stay inside are
+followed once.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import stat
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -27,6 +34,7 @@ from pathlib import Path, PurePosixPath
 import git
 import pathspec
 
+from dpcheck.discover.confine import NOT_REGULAR, OUTSIDE, OUTSIDE_DIRECTORY, is_inside
 from dpcheck.errors import DpcheckError
 from dpcheck.parse.notebook import NOTEBOOK_SUFFIX
 
@@ -61,6 +69,17 @@ def relative_path(path: Path, root: Path) -> str | None:
         return Path(os.path.abspath(path)).resolve().relative_to(root.resolve()).as_posix()
     except ValueError:
         return None
+
+
+def link_path(path: Path, root: Path) -> str:
+    """The path a report gives a problem met at ``path``: relative to ``root`` (absolute when
+    outside it) with the last component kept as named, so a symbolic link is named by its own
+    path, never by its target's."""
+    lexical = _absolute(path)
+    try:
+        return lexical.relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return lexical.as_posix()
 
 
 def is_dependency_file(relative: PurePosixPath) -> bool:
@@ -125,11 +144,17 @@ def discover_files(
         if is_dir:
             use_git = repo is not None and not _ignored(repo, root, target)
             listed = (
-                _git_listing(repo, root, target, problems) if use_git else _walk(target, problems)
+                _git_listing(repo, root, target, problems)
+                if use_git
+                else _walk(target, root, problems)
             )
+        elif problem := _file_problem(target, root):
+            problems.append((target, problem))
+            listed = []
         else:
             listed = [target]
-        dependencies.update(_dependency_files_above(root, target if is_dir else target.parent))
+        above = _dependency_files_above(root, target if is_dir else target.parent, problems)
+        dependencies.update(above)
         for path in listed:
             if _wanted(path.name) and is_dependency_file(PurePosixPath(path.relative_to(root))):
                 dependencies.add(path)
@@ -145,7 +170,8 @@ def discover_files(
     dependency_files = sorted(
         p for p in dependencies if p.is_file() and not excluded(relative[p])
     )
-    return DiscoveredFiles(root, tuple(files), tuple(dependency_files), tuple(problems))
+    unique = tuple(dict.fromkeys(problems))
+    return DiscoveredFiles(root, tuple(files), tuple(dependency_files), unique)
 
 
 def _project_root(targets: Sequence[Path]) -> tuple[git.Repo | None, Path]:
@@ -214,7 +240,7 @@ def _git_listing(
     ]
     listed: list[Path] = []
     for path in tracked + untracked:
-        problem = _link_problem(path) if path.is_symlink() else None
+        problem = _file_problem(path, root)
         if problem:
             problems.append((path, problem))
         elif path.is_file():
@@ -229,15 +255,18 @@ def _in_skipped_dir(path: Path, top: Path) -> bool:
     )
 
 
-def _walk(top: Path, problems: list[Problem]) -> list[Path]:
+def _walk(top: Path, root: Path, problems: list[Problem]) -> list[Path]:
     """Source and dependency files below ``top`` outside skipped directories, in name order.
 
     A symbolic link to a directory inside ``top`` is not followed (that directory is listed
-    under its own path); one to a directory outside is followed once. A directory whose real
-    path is one of its own ancestors' is a loop; it and broken links are reported.
+    under its own path); one to a directory elsewhere in the project ``root`` is followed once;
+    one leading out of the project is reported and not followed. A directory whose real path is
+    one of its own ancestors' is a loop; it, broken links and links out of the project are
+    reported.
     """
     files: list[Path] = []
     top_real = Path(os.path.realpath(top))
+    root_real = Path(os.path.realpath(root))
     followed: set[Path] = set()
 
     def visit(directory: Path, real_directory: Path, ancestors: frozenset[Path]) -> None:
@@ -250,7 +279,8 @@ def _walk(top: Path, problems: list[Problem]) -> list[Path]:
         for entry in entries:
             path = Path(entry.path)
             if not _is_dir(entry):
-                problem = _link_problem(path) if entry.is_symlink() else None
+                special = entry.is_symlink() or not entry.is_file(follow_symlinks=False)
+                problem = _file_problem(path, root, read=_wanted(entry.name)) if special else None
                 if problem:
                     problems.append((path, problem))
                 elif _wanted(entry.name) and entry.is_file():
@@ -262,6 +292,9 @@ def _walk(top: Path, problems: list[Problem]) -> list[Path]:
                 problems.append((path, "symbolic link loop: points back to a parent directory"))
                 continue
             if is_skipped_dir(path):
+                continue
+            if link and not real.is_relative_to(root_real):
+                problems.append((path, OUTSIDE_DIRECTORY))
                 continue
             if link:
                 if real.is_relative_to(top_real) or real in followed:
@@ -286,30 +319,43 @@ def _wanted(name: str) -> bool:
     return name.endswith((*SOURCE_SUFFIXES, ".txt")) or name in DEPENDENCY_FILE_NAMES
 
 
-def _link_problem(link: Path) -> str | None:
-    """What is wrong with a symbolic link whose target is missing or loops, else None."""
+def _file_problem(path: Path, root: Path, read: bool = True) -> str | None:
+    """Why a listed file is not read, else None: a symbolic link that is broken or loops, and,
+    for a file that would be ``read``, a link leading out of the project or something that is
+    not a regular file (a device, FIFO or socket is never opened)."""
     try:
-        link.stat()
+        mode = path.stat().st_mode
     except OSError as exc:
+        if not path.is_symlink():
+            return None
         if exc.errno == errno.ELOOP:
             return "symbolic link loop"
         return "broken symbolic link: its target does not exist"
-    return None
+    if not read:
+        return None
+    if path.is_symlink() and not is_inside(path, root):
+        return OUTSIDE
+    return None if stat.S_ISREG(mode) or stat.S_ISDIR(mode) else NOT_REGULAR
 
 
-def _dependency_files_above(root: Path, directory: Path) -> list[Path]:
+def _dependency_files_above(root: Path, directory: Path, problems: list[Problem]) -> list[Path]:
     """Dependency files directly inside each directory from ``root`` down to ``directory``: the
     project a scanned subfolder belongs to declares its dependencies there. Unreadable
-    directories are skipped here; the walk reports them."""
+    directories are skipped here; the walk reports them, as it does links out of the project
+    (reported here too, once overall)."""
     relative = directory.relative_to(root)
     found: list[Path] = []
     for folder in [root / parent for parent in reversed(relative.parents)] + [directory]:
         with contextlib.suppress(OSError), os.scandir(folder) as scan:
-            found.extend(
-                Path(e.path)
-                for e in scan
-                if e.is_file() and is_dependency_file(PurePosixPath(e.name))
-            )
+            for entry in scan:
+                if not is_dependency_file(PurePosixPath(entry.name)):
+                    continue
+                path = Path(entry.path)
+                problem = _file_problem(path, root)
+                if problem:
+                    problems.append((path, problem))
+                elif entry.is_file():
+                    found.append(path)
     return found
 
 

@@ -10,6 +10,7 @@ an editable install is followed to its source folder through ``direct_url.json``
 from __future__ import annotations
 
 import json
+import os
 import sysconfig
 from dataclasses import dataclass
 from email.parser import HeaderParser
@@ -18,6 +19,7 @@ from urllib.parse import unquote, urlsplit
 
 from packaging.utils import canonicalize_name
 
+from dpcheck.discover.confine import is_inside, read_inside, read_regular
 from dpcheck.discover.requirement import canonical_library
 from dpcheck.errors import DpcheckError
 
@@ -29,6 +31,7 @@ IMPORT_NAMES: dict[str, str] = {
     "jax-privacy": "jax_privacy",
 }
 _VENV_NAMES = (".venv", "venv", "env")
+_MAX_METADATA_BYTES = 1 << 20
 _SITE_PATTERNS = ("lib/python*/site-packages", "lib64/python*/site-packages", "Lib/site-packages")
 
 
@@ -54,20 +57,27 @@ def find_installed(root: Path, library: str) -> InstalledLibrary | None:
     package = IMPORT_NAMES[canonical]
     for site in site_packages_dirs(root):
         info = _distribution_info(site, canonical)
-        version = _version(info) if info else None
-        location = site / package if (site / package).is_dir() else _editable_source(info, package)
+        confine = root if is_inside(site, root) else None
+        version = _version(info, confine) if info else None
+        location = site / package if (site / package).is_dir() \
+            else _editable_source(info, package, confine)
         if location is not None:
             return InstalledLibrary(canonical, version, location)
     return None
 
 
 def site_packages_dirs(root: Path) -> list[Path]:
-    """The site-packages folders searched, in order: project virtualenvs, then the interpreter's."""
+    """The site-packages folders searched, in order: project virtualenvs, then the interpreter's.
+    A project virtualenv's folder that leads out of the project (a link) is not searched."""
     venvs = [root / name for name in _VENV_NAMES]
     if root.is_dir():
         venvs += sorted(d for d in root.iterdir() if (d / "pyvenv.cfg").is_file())
     found = [
-        site for venv in venvs for pattern in _SITE_PATTERNS for site in sorted(venv.glob(pattern))
+        site
+        for venv in venvs
+        for pattern in _SITE_PATTERNS
+        for site in sorted(venv.glob(pattern))
+        if is_inside(site, root)
     ]
     paths = sysconfig.get_paths()
     found += [Path(paths["purelib"]), Path(paths["platlib"])]
@@ -83,24 +93,35 @@ def _distribution_info(site: Path, canonical: str) -> Path | None:
     return None
 
 
-def _version(info: Path) -> str | None:
+def _metadata_text(path: Path, confine: Path | None) -> str | None:
+    """A distribution's metadata file, if it is a regular file; in a project virtualenv
+    (``confine`` is the project root) only when it stays inside the project."""
+    try:
+        data = read_inside(path, confine, _MAX_METADATA_BYTES) if confine is not None \
+            else read_regular(os.path.realpath(path), _MAX_METADATA_BYTES)
+    except OSError:
+        return None
+    return data.decode("utf-8", errors="replace")
+
+
+def _version(info: Path, confine: Path | None) -> str | None:
     """The ``Version`` header of the distribution's metadata file."""
     candidates = [info / "METADATA", info / "PKG-INFO"] if info.is_dir() else [info]
     for metadata in candidates:
         if metadata.is_file():
-            text = metadata.read_text(encoding="utf-8", errors="replace")
-            return HeaderParser().parsestr(text).get("Version")
+            text = _metadata_text(metadata, confine)
+            return None if text is None else HeaderParser().parsestr(text).get("Version")
     return None
 
 
-def _editable_source(info: Path | None, package: str) -> Path | None:
+def _editable_source(info: Path | None, package: str, confine: Path | None) -> Path | None:
     """The package folder of an editable install, from the ``file://`` URL that pip records in
     ``direct_url.json`` (the package sits in that folder or its ``src/``)."""
     direct_url = info / "direct_url.json" if info and info.is_dir() else None
     if direct_url is None or not direct_url.is_file():
         return None
     try:
-        url = json.loads(direct_url.read_text(encoding="utf-8")).get("url", "")
+        url = json.loads(_metadata_text(direct_url, confine) or "{}").get("url", "")
     except (ValueError, AttributeError):
         return None
     parts = urlsplit(url)

@@ -28,6 +28,7 @@ from packaging.utils import (
 )
 from packaging.version import InvalidVersion
 
+from dpcheck.discover.confine import ReadRefused, read_inside
 from dpcheck.model import Span
 
 DP_LIBRARIES: tuple[str, ...] = (
@@ -137,12 +138,24 @@ def _uncommented(line: str) -> str:
     return line.split("#", 1)[0].strip()
 
 
+MAX_DEPENDENCY_FILE_BYTES = 1 << 20
+
+
 def read_source(root: Path, path: Path) -> Source | PinsResult:
-    """The file decoded as UTF-8 (a BOM is dropped), or a result with the problem."""
+    """The file decoded as UTF-8 (a BOM is dropped), or a result with the problem. Only a
+    regular file inside the project is read (``dpcheck.discover.confine``), and at most
+    ``MAX_DEPENDENCY_FILE_BYTES``."""
     try:
-        text = path.read_bytes().decode("utf-8-sig")
+        data = read_inside(path, root, MAX_DEPENDENCY_FILE_BYTES)
+    except ReadRefused as exc:
+        return PinsResult(problems=(PinProblem(path, str(exc.strerror)),))
     except OSError as exc:
         return PinsResult(problems=(PinProblem(path, f"cannot read: {exc.strerror or exc}"),))
+    if len(data) > MAX_DEPENDENCY_FILE_BYTES:
+        message = f"too large for a dependency file (over {MAX_DEPENDENCY_FILE_BYTES} bytes); not read"
+        return PinsResult(problems=(PinProblem(path, message),))
+    try:
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         return PinsResult(problems=(PinProblem(path, f"not UTF-8 text: {exc.reason}"),))
     return Source(root, path, text)

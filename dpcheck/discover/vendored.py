@@ -15,7 +15,9 @@ import ast
 from collections.abc import Iterable
 from pathlib import Path
 
+from dpcheck.discover.confine import is_inside, read_inside
 from dpcheck.discover.installed import IMPORT_NAMES, InstalledLibrary
+from dpcheck.parse.source import MAX_FILE_BYTES
 
 _VERSION_FILES = ("version.py", "__init__.py")
 
@@ -29,20 +31,23 @@ def find_bundled(root: Path, dependency_files: Iterable[Path]) -> tuple[Installe
     for folder in folders:
         for library, package in IMPORT_NAMES.items():
             source = folder / package
-            if library not in found and (source / "__init__.py").is_file():
-                found[library] = InstalledLibrary(library, _version(source), source, folder)
+            if library not in found and (source / "__init__.py").is_file() \
+                    and is_inside(source, root):
+                found[library] = InstalledLibrary(library, _version(source, root), source, folder)
     return tuple(found.values())
 
 
-def _version(package: Path) -> str | None:
-    """The string assigned to ``__version__`` in the package's version file, or None."""
+def _version(package: Path, root: Path) -> str | None:
+    """The string assigned to ``__version__`` in the package's version file, or None. Only a
+    regular file inside the project is read."""
     for name in _VERSION_FILES:
         path = package / name
         if not path.is_file():
             continue
         try:
-            tree = ast.parse(path.read_text(encoding="utf-8", errors="replace"))
-        except (SyntaxError, ValueError):
+            text = read_inside(path, root, MAX_FILE_BYTES).decode("utf-8", errors="replace")
+            tree = ast.parse(text)
+        except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
             continue
         for node in tree.body:
             if (isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant)

@@ -24,8 +24,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from dpcheck.discover.confine import ReadRefused, read_named
 from dpcheck.errors import DpcheckError
 from dpcheck.model import Finding
+from dpcheck.report.escape import escape_undecodable
 
 FORMAT_KEY = "dpcheck-baseline"
 FORMAT_VERSION = 1
@@ -56,8 +58,15 @@ class Baseline:
 
     @classmethod
     def of(cls, findings: Sequence[Finding]) -> Baseline:
-        """A baseline accepting exactly ``findings``."""
-        entries = (BaselineEntry(f.fingerprint, f.rule, f.span.path, f.message) for f in findings)
+        """A baseline accepting exactly ``findings``. Matching uses the fingerprint only (which
+        hashes a file name's raw bytes), so the human-facing path and message are written with
+        undecodable bytes escaped and the baseline still round-trips."""
+        entries = (
+            BaselineEntry(
+                f.fingerprint, f.rule, escape_undecodable(f.span.path), escape_undecodable(f.message)
+            )
+            for f in findings
+        )
         return cls(tuple(sorted(entries, key=lambda e: (e.path, e.rule, e.fingerprint))))
 
     def counts(self) -> Counter[str]:
@@ -81,14 +90,18 @@ def write_baseline(path: Path, baseline: Baseline, version: str) -> None:
         raise BaselineError(f"{path}: cannot write baseline: {exc.strerror or exc}") from None
 
 
-def read_baseline(path: Path) -> Baseline:
-    """Read and validate a baseline file; every problem is a ``BaselineError`` naming ``path``."""
+def read_baseline(path: Path, root: Path) -> Baseline:
+    """Read and validate a baseline file; every problem is a ``BaselineError`` naming ``path``.
+    Inside the project at ``root`` only a regular file that stays inside is read (a baseline
+    replaced by a link out of the project is an error, not a silent empty baseline)."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_named(path, root).decode("utf-8")
     except FileNotFoundError:
         raise BaselineError(
             f"{path}: baseline file not found (create it with `dpcheck baseline write {path}`)"
         ) from None
+    except ReadRefused as exc:
+        raise BaselineError(f"{path}: {exc.strerror}") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise BaselineError(f"{path}: cannot read baseline: {exc}") from None
     try:

@@ -53,7 +53,7 @@ def gated_scan(
 ) -> GateOutcome:
     """Scan and drop known findings. The baseline file and the ref are checked before the scan,
     so a typo fails fast with a ``DpcheckError``."""
-    baseline = read_baseline(gate.baseline) if gate.baseline is not None else None
+    baseline = read_baseline(gate.baseline, settings.root) if gate.baseline is not None else None
     target = resolve_ref(settings.root, gate.new_since) if gate.new_since is not None else None
     result = scan_named(settings, progress)
     known_at_ref = in_baseline = 0

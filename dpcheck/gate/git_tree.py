@@ -16,6 +16,7 @@ import git
 
 from dpcheck.discover.files import SOURCE_SUFFIXES, is_dependency_file
 from dpcheck.errors import DpcheckError
+from dpcheck.parse.source import MAX_FILE_BYTES
 
 _REGULAR_FILE_MODES = frozenset({0o100644, 0o100755})
 _MAX_OTHER_TXT_BYTES = 1 << 20
@@ -59,7 +60,10 @@ def resolve_ref(root: Path, ref: str) -> RefCommit:
 def is_exported(path: PurePosixPath, size: int) -> bool:
     """Whether a blob at ``path`` can matter to a scan: every Python file and notebook, every
     dependency file, and other small ``.txt`` files (a requirements file may include any of them
-    with ``-r``)."""
+    with ``-r``). Nothing inside a ``.git`` folder (git refuses such paths, a crafted tree may
+    not): the scratch copy is itself a git repository, whose own files a tree must not write."""
+    if any(part.lower() == ".git" for part in path.parts):
+        return False
     if path.suffix in SOURCE_SUFFIXES or is_dependency_file(path):
         return True
     return path.suffix == ".txt" and size <= _MAX_OTHER_TXT_BYTES
@@ -68,7 +72,8 @@ def is_exported(path: PurePosixPath, size: int) -> bool:
 def export_tree(target: RefCommit, dest: Path) -> int:
     """Write the scannable regular files of ``target``'s tree under ``dest`` (which must exist),
     index them in a fresh repository there, and return how many were written. Symbolic links and
-    submodules are not exported."""
+    submodules are not exported; a blob over the scan's size cap is written cut just past it
+    (the scan reports it too large either way)."""
     written: list[str] = []
     for item in target.commit.tree.traverse():
         if not isinstance(item, git.Blob) or item.mode not in _REGULAR_FILE_MODES:
@@ -78,7 +83,7 @@ def export_tree(target: RefCommit, dest: Path) -> int:
             continue
         path = dest.joinpath(*relative.parts)
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(item.data_stream.read())
+        path.write_bytes(item.data_stream.read(MAX_FILE_BYTES + 1))  # more is too large anyway
         written.append(item.path)
     scratch = git.Repo.init(dest)
     if written:

@@ -8,7 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from dpcheck.discover.files import relative_path
-from dpcheck.engine import CACHE_DIRNAME, Settings, run
+from dpcheck.engine import Settings, default_cache_dir, run
 from dpcheck.gate.git_tree import RefCommit, export_tree
 from dpcheck.gate.known import fingerprint_counts
 from dpcheck.progress import ProgressCallback, labelled
@@ -21,7 +21,7 @@ def fingerprints_at(
     gives on ``target``'s tree. A scanned path absent at the ref contributes nothing. The
     analysis cache of the current scan is shared, so unchanged files are not analysed twice."""
     options = settings.options
-    cache_dir = options.cache_dir or settings.root / CACHE_DIRNAME
+    cache_dir = default_cache_dir(options, settings.root)
     with tempfile.TemporaryDirectory(prefix="dpcheck-ref-") as scratch:
         tree_root = Path(scratch).resolve()
         export_tree(target, tree_root)
@@ -34,7 +34,7 @@ def fingerprints_at(
         at_ref = replace(
             settings,
             root=tree_root,
-            options=replace(options, paths=paths, cache_dir=cache_dir),
+            options=replace(options, paths=paths, cache_dir=cache_dir, use_cache=bool(cache_dir)),
         )
         result = run(at_ref, progress=labelled(progress, f"at {target.ref}"))
         return fingerprint_counts(result.findings)

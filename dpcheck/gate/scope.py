@@ -55,7 +55,7 @@ def whole_project(settings: Settings) -> Settings:
 def restrict(result: ScanResult, named: NamedFiles) -> ScanResult:
     """Keep what concerns the named files: findings and pipelines they anchor or whose evidence
     cites a named dependency file, errors and suppression issues in them, and every internal
-    error (it may have cost a finding anywhere, and must still end the run with exit code 2)."""
+    error (it may have cost a finding anywhere, so it must still be seen)."""
     return replace(
         result,
         findings=[f for f in result.findings if named.covers_finding(f)],

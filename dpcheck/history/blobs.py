@@ -13,19 +13,21 @@ from typing import Any
 import git
 
 from dpcheck.parse.analysis import analyze_file
-from dpcheck.parse.cache import AnalysisCache
+from dpcheck.parse.cache import CACHE_SETTINGS, AnalysisCache
 from dpcheck.parse.source import MAX_FILE_BYTES
 from dpcheck.pipelines.library import is_library_path
 from dpcheck.sites import CANDIDATE_MARKERS
 from dpcheck.sites.summary import empty_summary
 
-CACHE_SETTINGS = f"max={MAX_FILE_BYTES}"
-"""The settings part of the scan cache's namespace (the engine's, so entries are shared)."""
+__all__ = ["CACHE_SETTINGS", "BlobSummaries", "library_blobs"]
+
+_REGULAR_FILE_MODES = frozenset({0o100644, 0o100755})
 
 
 def library_blobs(tree: git.Tree, package: str | None) -> dict[str, git.Blob]:
     """The library's Python files in ``tree`` (path -> blob): those under ``package``, or,
-    without one, under every top-level directory holding an ``__init__.py``."""
+    without one, under every top-level directory holding an ``__init__.py``. Only regular
+    files: a symbolic link's blob holds its target's name, not code."""
     roots = [package] if package else [
         item.name for item in tree.trees if "__init__.py" in {b.name for b in item.blobs}]
     found: dict[str, git.Blob] = {}
@@ -35,7 +37,8 @@ def library_blobs(tree: git.Tree, package: str | None) -> dict[str, git.Blob]:
         except KeyError:
             continue
         for item in sub.traverse():
-            if item.type == "blob" and is_library_path(item.path):
+            if item.type == "blob" and item.mode in _REGULAR_FILE_MODES \
+                    and is_library_path(item.path):
                 found[item.path] = item
     return found
 
@@ -71,9 +74,11 @@ class BlobSummaries:
 
     def _parse(self, path: str, blob: git.Blob, key: str) -> dict[str, Any]:
         self.parsed += 1
-        analysis, summary = analyze_file(path, blob.data_stream.read(), tuple(CANDIDATE_MARKERS),
+        data = blob.data_stream.read(MAX_FILE_BYTES + 1)  # more is too large anyway
+        analysis, summary = analyze_file(path, data, tuple(CANDIDATE_MARKERS),
                                          summarize=True, max_bytes=MAX_FILE_BYTES)
-        self.cache.put(key, analysis.to_json())
+        if analysis.cacheable:
+            self.cache.put(key, analysis.to_json())
         if summary is not None:
             self.cache.put_summary(key, summary)
             return summary

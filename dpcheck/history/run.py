@@ -36,8 +36,10 @@ class HistoryResult:
 
 
 def default_cache_dir(work_tree: Path | None) -> Path:
-    """The work tree's ``.dpcheck_cache`` if writable, else the user cache directory."""
-    if work_tree is not None and os.access(work_tree, os.W_OK):
+    """The work tree's ``.dpcheck_cache`` if writable (and not a symbolic link, which would
+    make dpcheck write wherever it points), else the user cache directory."""
+    if work_tree is not None and os.access(work_tree, os.W_OK) \
+            and not (work_tree / ".dpcheck_cache").is_symlink():
         return work_tree / ".dpcheck_cache"
     base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
     return Path(base) / "dpcheck"

@@ -11,10 +11,19 @@ apart, so a rescan that needs no summary never reads them.
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypeVar
 
+from dpcheck.errors import internal_message
 from dpcheck.locations import CellLayout
+from dpcheck.parse.budget import (
+    FILE_TIME_BUDGET,
+    TIME_BUDGET_REASON,
+    BudgetExceeded,
+    Deadline,
+    file_budget,
+)
 from dpcheck.parse.notebook import (
     NotebookSource,
     is_notebook,
@@ -27,6 +36,7 @@ from dpcheck.parse.source import SourceProblem, decode_source, is_candidate, par
 from dpcheck.suppress import Suppression, find_suppressions
 
 Summary = dict[str, Any]
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -45,6 +55,12 @@ class FileAnalysis:
     internal_error: str | None = None
     layout: CellLayout | None = None
     skipped: tuple[SourceProblem, ...] = ()
+
+    @property
+    def cacheable(self) -> bool:
+        """False for a file skipped for its time budget: that depends on the machine's load, so
+        a later scan tries the file again."""
+        return self.problem is None or TIME_BUDGET_REASON not in self.problem.message
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -88,42 +104,92 @@ class _Module:
     runs: list[dict[str, Any]] = field(default_factory=list)
 
 
-def _read_module(path: str, data: bytes, max_bytes: int) -> _Module | SourceProblem | None:
+def _read_module(path: str, data: bytes, max_bytes: int,
+                 stage: Callable[[str, Callable[[], Any]], Any]) -> _Module | SourceProblem | None:
     """The module of a Python file or a notebook; a problem when it cannot be read; None for a
-    notebook whose kernel is not Python (not Python source at all)."""
+    notebook whose kernel is not Python (not Python source at all). Each step runs as a named
+    ``stage`` of the file's analysis."""
     if is_notebook(path):
-        notebook = read_notebook(data, max_bytes)
+        notebook = stage("reading the notebook", lambda: read_notebook(data, max_bytes))
         if not isinstance(notebook, NotebookSource):
-            return notebook
-        tree, skipped = parse_notebook(notebook, path)
+            return notebook  # type: ignore[no-any-return]
+        tree, skipped = stage("parsing", lambda: parse_notebook(notebook, path))
         return _Module(notebook.module, tree, notebook_suppressions(notebook), notebook.layout,
                        skipped, run_imports(path, notebook.runs))
-    decoded = decode_source(data, max_bytes)
+    decoded = stage("decoding", lambda: decode_source(data, max_bytes))
     if isinstance(decoded, SourceProblem):
         return decoded
-    return _Module(decoded, parse_python(decoded, path), find_suppressions(decoded))
+    suppressions = stage("reading suppressions", lambda: find_suppressions(decoded))
+    tree = stage("parsing", lambda: parse_python(decoded, path))
+    return _Module(decoded, tree, suppressions)
 
 
 def analyze_file(
-    path: str, data: bytes, markers: tuple[str, ...], *, summarize: bool = False, max_bytes: int
+    path: str,
+    data: bytes,
+    markers: tuple[str, ...],
+    *,
+    summarize: bool = False,
+    max_bytes: int,
+    time_budget: float | None = FILE_TIME_BUDGET,
 ) -> tuple[FileAnalysis, Summary | None]:
-    """Analyse one file; ``summarize`` forces a summary even if the pre-filter would skip it."""
+    """Analyse one file; ``summarize`` forces a summary even if the pre-filter would skip it.
+
+    Never raises: a file over its budgets (``dpcheck.parse.budget``) is skipped with the reason
+    as its problem (DP001), and an unexpected exception in any stage (decode, parse,
+    suppressions, pre-filter, summarise) is this file's ``internal_error``, naming the stage."""
+    try:
+        with file_budget(time_budget) as deadline:
+            outcome = _analyze(path, data, markers, summarize, max_bytes, deadline)
+            if deadline.expired:  # the timer's exception was swallowed on the way: no result
+                raise BudgetExceeded(deadline.reason)
+            return outcome
+    except BudgetExceeded as exc:
+        return FileAnalysis(path, SourceProblem(f"skipped: {exc}"), False, ()), None
+    except _StageFailed as failed:
+        return FileAnalysis(path, None, False, (), False, failed.message), None
+
+
+class _StageFailed(Exception):
+    """An unexpected exception in one stage of one file's analysis (a dpcheck bug)."""
+
+    def __init__(self, stage: str, exc: Exception) -> None:
+        super().__init__(stage)
+        self.message = internal_message(stage, exc)
+
+
+def _analyze(
+    path: str,
+    data: bytes,
+    markers: tuple[str, ...],
+    summarize: bool,
+    max_bytes: int,
+    deadline: Deadline,
+) -> tuple[FileAnalysis, Summary | None]:
     from dpcheck.sites import summarize_tree
 
-    module = _read_module(path, data, max_bytes)
+    def _stage(stage: str, work: Callable[[], T]) -> T:
+        try:
+            return work()
+        except Exception as exc:  # noqa: BLE001 - one file's analyser bug must not stop the scan
+            if deadline.expired:  # C code interrupted by the timer raised its own error
+                raise BudgetExceeded(deadline.reason) from exc
+            raise _StageFailed(stage, exc) from exc
+
+    module = _read_module(path, data, max_bytes, _stage)
     if module is None or isinstance(module, SourceProblem):
         return FileAnalysis(path, module, False, ()), None
     found = FileAnalysis(path, None, False, module.suppressions, layout=module.layout,
                          skipped=module.skipped)
     if isinstance(module.tree, SourceProblem):
         return replace(found, problem=module.tree), None
-    candidate = is_candidate(module.text, markers)
+    candidate = _stage("pre-filtering", lambda: is_candidate(module.text, markers))
     if not (candidate or summarize):
         return found, None
     try:
-        summary = summarize_tree(module.tree, module.text, path)
-    except Exception as exc:  # noqa: BLE001 - one file's analyser bug must not stop the scan
-        return replace(found, candidate=candidate, internal_error=f"{type(exc).__name__}: {exc}"), None
+        summary = _stage("summarising", lambda: summarize_tree(module.tree, module.text, path))
+    except _StageFailed as failed:
+        return replace(found, candidate=candidate, internal_error=failed.message), None
     if module.runs:
         summary["runs"] = module.runs
     return replace(found, candidate=candidate, summarized=True), summary

@@ -12,6 +12,11 @@ change per-file results:
   attached to its findings; a rescan of an unchanged project reads this and nothing else.
 
 Each store is one JSON file, read at most once and written atomically only when it changed.
+
+The cache directory may sit in an untrusted checkout, so nothing inside it is reached through a
+symbolic link: the version folder must not be one, stores and marker files are opened without
+following a link in their last component, and stores are replaced by rename (which replaces a
+link, never writes through it). A cache that would need a link is simply not used.
 """
 
 from __future__ import annotations
@@ -26,8 +31,12 @@ from typing import Any
 
 from dpcheck import __version__
 from dpcheck.catalog.loader import default_catalog_dir
+from dpcheck.discover.confine import read_regular
+from dpcheck.parse.source import MAX_FILE_BYTES
 
 _PROJECT_ENTRIES_KEPT = 16
+CACHE_SETTINGS = f"max={MAX_FILE_BYTES}"
+"""The settings part of the namespace of a scan's cache (shared by ``dpcheck history``)."""
 
 
 @cache
@@ -61,7 +70,7 @@ class _Store:
         if self._entries is None:
             assert self._path is not None
             try:
-                loaded = json.loads(self._path.read_text(encoding="utf-8"))
+                loaded = json.loads(read_regular(self._path).decode("utf-8"))
                 self._entries = loaded if isinstance(loaded, dict) else {}
             except (OSError, ValueError):
                 self._entries = {}
@@ -89,6 +98,8 @@ class AnalysisCache:
     """The scan cache under ``directory``; a cache without a directory stores nothing."""
 
     def __init__(self, directory: Path | None, settings: str) -> None:
+        if directory is not None and (directory / f"v{__version__}").is_symlink():
+            directory = None
         self._root = directory
         base: Path | None = None
         if directory is not None:
@@ -146,11 +157,21 @@ class AnalysisCache:
         try:
             folder = self._root / f"v{__version__}"
             folder.mkdir(parents=True, exist_ok=True)
+            if folder.is_symlink():
+                return
             tag = self._root / "CACHEDIR.TAG"
             if not tag.exists():
-                tag.write_text("Signature: 8a477f597d28d172789f06886806bc55\n# dpcheck cache\n")
-                (self._root / ".gitignore").write_text("*\n")
+                _write_new(tag, "Signature: 8a477f597d28d172789f06886806bc55\n# dpcheck cache\n")
+                _write_new(self._root / ".gitignore", "*\n")
             for store in stores:
                 store.save()
         except OSError:
             return
+
+
+def _write_new(path: Path, text: str) -> None:
+    """Write ``text`` to ``path``, refusing (``OSError``) to write through a symbolic link."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(path, flags, 0o644)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(text)

@@ -37,9 +37,10 @@ def is_binary(data: bytes) -> bool:
 
 
 def decode_source(data: bytes, max_bytes: int = MAX_FILE_BYTES) -> str | SourceProblem:
-    """Decode per PEP 263/3120 (coding cookie, else UTF-8), refusing binary and huge files."""
+    """Decode per PEP 263/3120 (coding cookie, else UTF-8), refusing binary and huge files
+    (``data`` may be a file's first ``max_bytes + 1`` bytes only: readers stop there)."""
     if len(data) > max_bytes:
-        return SourceProblem(f"file is too large to analyse ({len(data)} bytes > {max_bytes})")
+        return SourceProblem(f"file is too large to analyse (over {max_bytes} bytes)")
     if is_binary(data):
         return SourceProblem("file is binary (contains NUL bytes), not Python source")
     try:

@@ -120,11 +120,17 @@ class PipelineBuilder:
         """The scopes an entry reaches and its pipeline, analysed within one work budget. A
         pipeline whose budget ran out is marked ``incomplete``; an entry in a file with DP
         markers that formed no pipeline before its budget ran out still gets one, undecided in
-        every part, so that it is reported rather than passed in silence."""
+        every part, so that it is reported rather than passed in silence. An unexpected
+        exception costs this pipeline only: it is recorded as an internal error of the entry's
+        file."""
         questions = self.index.questions
         questions.begin(self.budget)
-        scopes = self._reach(ctx)
-        pipeline = self._pipeline(entry, ctx, scopes)
+        try:
+            scopes = self._reach(ctx)
+            pipeline = self._pipeline(entry, ctx, scopes)
+        except Exception as exc:  # noqa: BLE001 - one pipeline's linking bug must not stop the rest
+            self.project.failed(ctx.path, f"linking pipeline {entry}", exc)
+            return [], None
         if not questions.exhausted:
             return scopes, pipeline
         why = (f"analysis budget exhausted ({self.budget} questions about values, origins and "

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from dpcheck.errors import DpcheckError
 from dpcheck.model import ScanResult
+from dpcheck.report.escape import printable, printable_result
 from dpcheck.report.github import render_github
 from dpcheck.report.json_report import render_json
 from dpcheck.report.locations import PathView, location
@@ -94,12 +95,16 @@ def render(
     ``sources`` maps a finding's path to the file's text, used for code frames in ``full``; a
     path missing from it simply gets no frame. ``options`` (or the ``root``/``color``/``quiet``
     shorthands) say how.
+
+    File names need not be UTF-8 and may hold control characters: the text report and GitHub
+    annotations print every string ``printable``, JSON and SARIF escape undecodable bytes, SARIF
+    URIs percent-encode the name's bytes (``dpcheck.report.escape``).
     """
     opts = options or RenderOptions(color=color, quiet=quiet, root=root)
     renderers: dict[str, Callable[[], str]] = {
         style: (lambda style=style: render_text(
-            result,
-            sources=sources or {},
+            printable_result(result),
+            sources={printable(path): text for path, text in (sources or {}).items()},
             color=opts.color,
             quiet=opts.quiet,
             style=style,
@@ -111,7 +116,8 @@ def render(
     renderers["text"] = renderers["full"]
     renderers["json"] = lambda: render_json(result, paths=opts.paths)
     renderers["sarif"] = lambda: render_sarif(result, rules=rules, root=opts.root, docs_url=opts.docs_url)
-    renderers["github"] = lambda: render_github(result, rules=rules, docs_url=opts.docs_url)
+    renderers["github"] = lambda: render_github(printable_result(result), rules=rules,
+                                                docs_url=opts.docs_url)
     if fmt not in renderers:
         raise DpcheckError(
             f"unknown report format {fmt!r}; choose one of {', '.join(OUTPUT_FORMATS)}"

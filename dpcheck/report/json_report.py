@@ -47,7 +47,9 @@ cache's, which must not depend on where dpcheck ran. ``cell`` is null in a Pytho
 Jupyter notebook it is the cell's number (counting every cell from 1, markdown included, as
 Jupyter lists them) and ``line``, ``column`` and ``end_line`` count within that cell.
 ``fingerprint`` is stable across runs and line shifts (and across re-executions of a notebook).
-The output is strict JSON: a non-finite float in a bound is written as the string
+``context`` longer than a code frame's line limit is cut around the column with ``…`` (the
+fingerprint still hashes the whole line). Bytes of a file name that are not UTF-8 are written
+``\\xNN``. The output is strict JSON: a non-finite float in a bound is written as the string
 ``"Infinity"``, ``"-Infinity"`` or ``"NaN"``.
 """
 
@@ -58,6 +60,7 @@ from typing import Any
 
 from dpcheck import __version__
 from dpcheck.model import ScanResult
+from dpcheck.report.frames import cut, window
 from dpcheck.report.jsonable import strict_json
 from dpcheck.report.locations import PathView
 
@@ -67,7 +70,16 @@ _PLAIN_KEYS = frozenset({"bound"})  # numeric payloads: no path inside
 def render_json(result: ScanResult, *, paths: PathView = PathView()) -> str:
     """The documented JSON document for ``result``; ``paths`` gives the ``display_path``s."""
     document = _with_display_paths(strict_json(result.to_json(__version__)), paths)
+    for finding in document["findings"]:
+        finding["context"] = _bounded_context(finding["context"], finding["column"])
     return json.dumps(document, indent=2, sort_keys=False, allow_nan=False) + "\n"
+
+
+def _bounded_context(context: str, column: int) -> str:
+    """The anchor line's text, cut like a code frame's line when it is longer than
+    ``MAX_LINE_CHARS`` (a minified file must not put a megabyte line in the report)."""
+    start, end = window(len(context), column, 1)
+    return cut(context, start, end)
 
 
 def _with_display_paths(value: Any, paths: PathView) -> Any:

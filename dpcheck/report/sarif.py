@@ -21,11 +21,11 @@ import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
-from urllib.parse import quote
 
 from dpcheck import __version__
 from dpcheck.locations import CellLayout, locate
 from dpcheck.model import Evidence, Finding, ScanError, ScanResult, Severity, Span
+from dpcheck.report.escape import uri_path
 from dpcheck.report.jsonable import strict_json
 from dpcheck.report.meta import (
     DEFAULT_DOCS_URL,
@@ -60,11 +60,12 @@ def _text(text: str) -> dict[str, str]:
 
 
 def _artifact_location(path: str) -> dict[str, str]:
-    """A relative path becomes a percent-encoded URI reference under ``%SRCROOT%``."""
+    """A relative path becomes a percent-encoded URI reference under ``%SRCROOT%`` (RFC 3986:
+    the name's bytes, so a name that is not UTF-8 keeps its identity)."""
     posix = PurePosixPath(path)
     if posix.is_absolute():
         return {"uri": Path(path).as_uri()}
-    return {"uri": quote(posix.as_posix()), "uriBaseId": SRCROOT}
+    return {"uri": uri_path(posix.as_posix()), "uriBaseId": SRCROOT}
 
 
 def _region(span: Span) -> dict[str, int]:
@@ -217,5 +218,5 @@ def render_sarif(
     docs_url: str = DEFAULT_DOCS_URL,
 ) -> str:
     """The SARIF document as indented JSON with a trailing newline."""
-    log = sarif_log(result, rules=rules, root=root, docs_url=docs_url)
+    log = strict_json(sarif_log(result, rules=rules, root=root, docs_url=docs_url))
     return json.dumps(log, indent=2, allow_nan=False) + "\n"

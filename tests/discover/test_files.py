@@ -121,20 +121,31 @@ def test_symlink_loop_is_reported_not_followed(tmp_path, write_tree):
     (project / "alias").symlink_to(project / "pkg", target_is_directory=True)
     (project / "ext").symlink_to(tmp_path / "outside", target_is_directory=True)
     found = discover_files([project])
-    assert relative(found.root, found.files) == ["ext/ext.py", "pkg/a.py"]
+    assert relative(found.root, found.files) == ["pkg/a.py"]
     problems = {p.relative_to(found.root).as_posix(): message for p, message in found.problems}
-    assert set(problems) == {"pkg/loop", "self", "dangling.py"}
+    assert set(problems) == {"pkg/loop", "self", "dangling.py", "ext"}
     assert "loop" in problems["pkg/loop"]
     assert "loop" in problems["self"]
     assert "broken" in problems["dangling.py"]
+    # a directory link out of the project is not followed, and named by its own path only
+    assert "outside the project" in problems["ext"]
+    assert str(tmp_path / "outside") not in problems["ext"]
 
 
-def test_link_out_of_the_tree_back_into_it_is_a_loop(tmp_path, write_tree):
+def test_link_to_a_folder_holding_the_project_is_not_followed(tmp_path, write_tree):
     project = write_tree(tmp_path / "outer" / "project", {"a.py": ""})
     (project / "up").symlink_to(tmp_path / "outer", target_is_directory=True)
     found = discover_files([project])
     assert relative(found.root, found.files) == ["a.py"]
-    assert [p.relative_to(found.root).as_posix() for p, _ in found.problems] == ["up/project"]
+    assert [p.relative_to(found.root).as_posix() for p, _ in found.problems] == ["up"]
+
+
+def test_link_to_a_folder_elsewhere_in_the_project_is_followed_once(tmp_path, write_tree):
+    write_tree(tmp_path, {"src/a.py": "", "vendor/lib/b.py": ""})
+    (tmp_path / "src" / "lib").symlink_to(tmp_path / "vendor" / "lib", target_is_directory=True)
+    found = discover_files([tmp_path / "src", tmp_path / "vendor"])
+    assert found.problems == ()
+    assert relative(found.root, found.files) == ["src/a.py", "src/lib/b.py", "vendor/lib/b.py"]
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root reads a mode-000 folder anyway")

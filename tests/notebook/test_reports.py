@@ -69,9 +69,9 @@ def test_a_frame_never_shows_the_previous_cell(tmp_path: Path, capsys,
     write_notebook(root / "nb.ipynb", notebook([
         code("from opacus import PrivacyEngine\nfrom torch.utils.data import DataLoader\n"
              "loader = DataLoader(data, batch_size=500, shuffle=True)\nengine = PrivacyEngine()"),
-        code("model, opt, loader = engine.make_private(module=model, optimizer=opt, "
-             "data_loader=loader, noise_multiplier=1.0, max_grad_norm=1.0, "
-             "poisson_sampling=False)\nfor x, y in loader:\n    opt.step()\n"
+        code("model, opt, loader = engine.make_private(module=model, optimizer=opt,\n"
+             "    data_loader=loader, noise_multiplier=1.0, max_grad_norm=1.0,\n"
+             "    poisson_sampling=False)\nfor x, y in loader:\n    opt.step()\n"
              "print(engine.get_epsilon(1e-5))"),
     ]))
     monkeypatch.chdir(root)
