@@ -13,7 +13,9 @@ from enum import Enum
 from typing import Any
 
 MECHANISMS: tuple[str, ...] = ("SGM", "ASGM", "EASGM", "FEASGM", "fixed-mean", "unknown")
-SAMPLINGS: tuple[str, ...] = ("poisson", "shuffle", "unknown")
+SAMPLINGS: tuple[str, ...] = ("poisson", "shuffle", "balls-and-bins", "unknown")
+"""Coarse batch sampling: ``shuffle`` is any fixed batch size; ``Pipeline.sampler`` names the
+scheme (a kind of ``dpcheck/data/samplers.json``, or ``unknown``)."""
 PARAM_NAMES: tuple[str, ...] = (
     "sigma",
     "clip",
@@ -162,7 +164,9 @@ class Pipeline:
 
     ``release`` is the DP library release whose behaviour classified the pipeline: an exact
     version, or the span of releases of the API line the code calls (``1.0.0-1.6.0``) when no
-    pin decides but all of them behave alike; None when no release decided it.
+    pin decides but all of them behave alike; None when no release decided it. ``sampler`` is
+    the batch sampler's kind (``shuffle``, ``sequential``, ``fixed-subsets``, ... see
+    ``dpcheck/data/samplers.json``; ``unknown`` when undecided): ``sampling`` is its coarse class.
     """
 
     entry: str
@@ -175,6 +179,7 @@ class Pipeline:
     evidence: tuple[Evidence, ...] = ()
     library: str | None = None
     release: str | None = None
+    sampler: str = "unknown"
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -183,6 +188,7 @@ class Pipeline:
             "line": self.line,
             "mechanism": self.mechanism,
             "sampling": self.sampling,
+            "sampler": self.sampler,
             "accountant": self.accountant.to_json(),
             "params": {k: v.to_json() for k, v in sorted(self.params.items())},
             "evidence": [e.to_json() for e in self.evidence],
@@ -203,6 +209,7 @@ class Pipeline:
             evidence=tuple(Evidence.from_json(e) for e in data["evidence"]),
             library=data.get("library"),
             release=data.get("release"),
+            sampler=data.get("sampler", "unknown"),
         )
 
 

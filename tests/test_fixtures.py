@@ -1,5 +1,6 @@
 """Every fixture project under ``fixtures/`` is scanned by the real engine and compared with its
-``expected.json`` (mechanism, sampling, accountant, listed params, the exact set of findings)."""
+``expected.json`` (mechanism, sampling, the sampler kind where listed, accountant, listed params,
+the exact set of findings)."""
 
 from __future__ import annotations
 
@@ -47,6 +48,8 @@ def test_fixture_scan_matches_expected(folder: Path) -> None:
     for want in expected["pipelines"]:
         got = pipelines[want["path"]]
         assert (got.mechanism, got.sampling) == (want["mechanism"], want["sampling"]), got.evidence
+        if "sampler" in want:
+            assert got.sampler == want["sampler"], got.evidence
         if "accountant" in want:
             assert got.accountant.name == want["accountant"]["name"]
             assert got.accountant.assumes == want["accountant"]["assumes"]

@@ -18,6 +18,7 @@ from dpcheck.bounds.report import BoundReport, build_report
 from dpcheck.bounds.summary import missing_lines, summary_lines
 from dpcheck.errors import DpcheckError
 from dpcheck.model import Finding, Pipeline, Severity
+from dpcheck.samplers import kind_of_pipeline
 
 BOUND_RULES: frozenset[str] = frozenset({"DP101", "DP102", "DP103", "DP104", "DP105", "DP106"})
 #: Rules whose pipeline has no decided mechanism: only the claimed side can be stated, with
@@ -71,6 +72,16 @@ def bound_for(finding: Finding, pipeline: Pipeline) -> tuple[dict[str, Any] | No
     return _from_report(finding.rule, plan_, report), report
 
 
+def _by_sampler(finding: Finding, pipeline: Pipeline) -> Finding:
+    """DP102 takes the severity the sampler table gives the scheme (balls-and-bins: ``info``,
+    its privacy is close to Poisson's) when that is milder than the rule's."""
+    kind = kind_of_pipeline(pipeline.sampler, pipeline.sampling)
+    if finding.rule != "DP102" or kind is None or kind.dp102 is None:
+        return finding
+    severity = Severity(kind.dp102)
+    return replace(finding, severity=severity) if severity.rank < finding.severity.rank else finding
+
+
 def _downgraded(finding: Finding, report: BoundReport | None) -> Finding:
     """DP101 on a FEASGM whose divisor is the same at N-1, N, N+1 becomes an info note."""
     check = None if report is None else report.corrected.divisor
@@ -91,5 +102,5 @@ def attach_bounds(findings: Sequence[Finding], pipelines: Sequence[Pipeline]) ->
             out.append(finding)
             continue
         bound, report = bound_for(finding, pipeline)
-        out.append(_downgraded(replace(finding, bound=bound), report))
+        out.append(_by_sampler(_downgraded(replace(finding, bound=bound), report), pipeline))
     return out

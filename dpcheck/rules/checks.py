@@ -14,6 +14,7 @@ from dpcheck.pipelines.params import batches_per_epoch
 from dpcheck.pipelines.versions import resolve_opacus
 from dpcheck.privacy.shuffle import sigma_threshold
 from dpcheck.project import Project
+from dpcheck.samplers import kind_of_pipeline
 
 NORMALIZED = ("ASGM", "EASGM", "FEASGM")
 RELATIVE_TOLERANCE = 1e-6
@@ -62,16 +63,17 @@ def dp101(pipeline: Pipeline, project: Project) -> Iterator[tuple[str, Span, str
 
 
 def dp102(pipeline: Pipeline, project: Project) -> Iterator[tuple[str, Span, str]]:
-    """Shuffled/fixed batches accounted as Poisson subsampling. One batch per epoch is the whole
-    dataset at every step: Poisson sampling with q = 1 draws the same batch, so nothing is
-    mis-accounted."""
-    if pipeline.sampling != "shuffle" or pipeline.accountant.assumes != "SGM+poisson" \
+    """Batches that are not Poisson (every fixed-size scheme, and balls-and-bins) accounted as
+    Poisson subsampling; the message names the scheme (``dpcheck/data/samplers.json``). One
+    batch per epoch is the whole dataset at every step: Poisson sampling with q = 1 draws the
+    same batch, so nothing is mis-accounted."""
+    kind = kind_of_pipeline(pipeline.sampler, pipeline.sampling)
+    if kind is None or kind.dp102 is None or pipeline.accountant.assumes != "SGM+poisson" \
             or batches_per_epoch(pipeline.params) == 1:
         return
     span = _anchor(pipeline, "sampler") or Span(pipeline.path, pipeline.line)
     yield "DP102", span, (
-        f"batches are fixed-size slices of a shuffled or fixed order, but "
-        f"{pipeline.accountant.name} assumes Poisson subsampling")
+        f"batch sampling: {kind.title}, but {pipeline.accountant.name} assumes Poisson subsampling")
 
 
 def _differs(claimed: ParamValue | None, actual: ParamValue | None) -> bool:
@@ -101,9 +103,11 @@ def dp103(pipeline: Pipeline, project: Project) -> Iterator[tuple[str, Span, str
 
 
 def dp104(pipeline: Pipeline, project: Project) -> Iterator[tuple[str, Span, str]]:
-    """Shuffle sampling with sigma below 1/sqrt(2 ln M), M the batches per epoch (floor(N/b)
-    with ``drop_last``, else ceil(N/b))."""
-    if pipeline.sampling != "shuffle":
+    """Sampling that puts every example in one batch per epoch (shuffled, sequential, buffered,
+    balls-and-bins) with sigma below 1/sqrt(2 ln M), M the batches per epoch (floor(N/b) with
+    ``drop_last``, else ceil(N/b))."""
+    kind = kind_of_pipeline(pipeline.sampler, pipeline.sampling)
+    if kind is None or not kind.dp104:
         return
     sigma = pipeline.params.get("sigma")
     rounds = batches_per_epoch(pipeline.params)
@@ -114,7 +118,7 @@ def dp104(pipeline: Pipeline, project: Project) -> Iterator[tuple[str, Span, str
         span = _users_side(pipeline, "noise") or sigma.span or Span(pipeline.path, pipeline.line)
         yield "DP104", span, (
             f"noise multiplier {sigma.value:g} < 1/sqrt(2 ln M) = {threshold:.3f} with M = "
-            f"{rounds} shuffled batches per epoch: no favourable privacy guarantee exists")
+            f"{rounds} batches per epoch ({kind.title}): no favourable privacy guarantee exists")
 
 
 def dp105(pipeline: Pipeline, project: Project) -> Iterator[tuple[str, Span, str]]:
