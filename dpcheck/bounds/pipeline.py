@@ -13,6 +13,7 @@ from typing import Any
 
 from dpcheck.bounds.request import DEFAULT_DELTA, BoundRequest
 from dpcheck.model import Pipeline
+from dpcheck.samplers import kind_of_pipeline
 
 RULE_MECHANISM: dict[str, str] = {"DP102": "shuffle", "DP103": "sgm", "DP104": "shuffle", "DP105": "sgm",
                                   "DP106": "sgm"}
@@ -63,6 +64,13 @@ def _version(library: str | None) -> str | None:
     if not library or "==" not in library:
         return None
     return library.split("==", 1)[1].strip() or None
+
+
+def _sampler(pipeline: Pipeline) -> str:
+    """The sampler kind a non-Poisson bound is computed for: the pipeline's, or fixed-size
+    batches of an undecided order (whose bounds hold for a shuffled and a sequential order)."""
+    kind = kind_of_pipeline(pipeline.sampler, pipeline.sampling)
+    return kind.name if kind is not None and kind.sampling != "poisson" else "shuffled-or-sequential"
 
 
 def _int(value: Any) -> int | None:
@@ -118,5 +126,6 @@ def plan(rule: str, pipeline: Pipeline) -> Plan | None:
         claimed_steps=_int(claimed_steps) if rule == "DP103" else None,
         claimed_sigma=claimed_sigma if rule == "DP103" and claimed_sigma != get("sigma") else None,
         target_epsilon=get("target_epsilon") if get("sigma") is None else None,
+        sampler=_sampler(pipeline),
     )
     return Plan(mechanism, request, tuple(missing), known)

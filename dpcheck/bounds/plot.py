@@ -19,6 +19,7 @@ from dpcheck.privacy.tradeoff import eps_delta_tradeoff
 
 STYLES: dict[str, tuple[str, str]] = {
     "claimed": ("tab:green", "-"),
+    "witness (one epoch)": ("tab:orange", ":"),
     "witness": ("tab:red", "-"),
     "guarantee": ("tab:blue", "--"),
 }
@@ -31,7 +32,10 @@ def _profile_grid(report: BoundReport) -> np.ndarray:
 
 
 def _bounds(report: BoundReport) -> dict[str, Bound]:
-    parts = {"claimed": report.claimed, "witness": report.witness, "guarantee": report.guarantee}
+    one = report.corrected.witness_one_epoch if report.request.mechanism == "shuffle" and \
+        report.request.full_epochs > 1 else None
+    parts = {"claimed": report.claimed, "witness (one epoch)": one, "witness": report.witness,
+             "guarantee": report.guarantee}
     return {k: v for k, v in parts.items() if v is not None}
 
 
@@ -58,7 +62,10 @@ def write_plot(report: BoundReport, path: Path) -> None:
     profiles.set(xlabel="ε", ylabel="δ(ε)", ylim=(1e-12, 1.5), title="privacy profiles")
     curves.legend(fontsize=7, loc="upper right")
     profiles.legend(fontsize=7, loc="lower left")
-    figure.suptitle(f"{report.request.mechanism.upper()}: verdict {report.verdict}", fontsize=11)
+    title = report.request.mechanism.upper()
+    if report.request.mechanism == "shuffle":
+        title = f"{report.request.sampler} batches accounted as Poisson ({report.corrected.adjacency})"
+    figure.suptitle(f"{title}: verdict {report.verdict}", fontsize=11)
     figure.tight_layout()
     save(figure, path)
 
