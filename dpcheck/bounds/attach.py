@@ -49,7 +49,8 @@ def _from_report(rule: str, plan_: Plan, report: BoundReport) -> dict[str, Any]:
     bound = report.to_json()
     summary = summary_lines(report, plan_.missing)
     if rule in CLAIM_ONLY_RULES:
-        bound.update(mechanism="unknown", witness=None, guarantee=None, verdict="unknown")
+        bound.update(mechanism="unknown", witness=None, guarantee=None, verdict="unknown", crossing=None)
+        bound["computation"] = {**bound["computation"], "witness": None, "guarantee": None}
         bound["notes"] = [CLAIM_ONLY_RULES[rule]]
         summary = [summary[0], "the mechanism is undecided, so no corrected bound → unknown"]
     bound["missing"] = [m.to_json() for m in plan_.missing]

@@ -16,6 +16,7 @@ from dpcheck.errors import DpcheckError
 from dpcheck.figures import pyplot, save
 from dpcheck.model import Finding, Pipeline
 from dpcheck.privacy.tradeoff import eps_delta_tradeoff
+from dpcheck.samplers import sampler_kind
 
 STYLES: dict[str, tuple[str, str]] = {
     "claimed": ("tab:green", "-"),
@@ -64,7 +65,7 @@ def write_plot(report: BoundReport, path: Path) -> None:
     profiles.legend(fontsize=7, loc="lower left")
     title = report.request.mechanism.upper()
     if report.request.mechanism == "shuffle":
-        title = f"{report.request.sampler} batches accounted as Poisson ({report.corrected.adjacency})"
+        title = f"{sampler_kind(report.request.sampler).title} accounted as Poisson ({report.corrected.adjacency})"
     figure.suptitle(f"{title}: verdict {report.verdict}", fontsize=11)
     figure.tight_layout()
     save(figure, path)

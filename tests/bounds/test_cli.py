@@ -119,6 +119,7 @@ def test_every_sampler_gets_its_bound(capsys: pytest.CaptureFixture[str], sample
     (["shuffle", "--sigma", "1", "--batch-size", "200", "--N", "100", "--epochs", "1"], "batch size"),
     (["sgm", "--sigma", "1", "--q", "0.1", "--steps", "10", "--delta", "1"], "delta"),
     (["sgm", "--sigma", "1", "--q", "0.1", "--steps", "10", "--delta", "0"], "delta"),
+    (["sgm", "--sigma", "1", "--q", "0.1", "--steps", "10", "--sampler", "sequential"], "--sampler"),
 ])
 def test_bad_parameters_exit_2_naming_them(args: list[str], word: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["bound", *args]) == 2

@@ -17,7 +17,7 @@ from tests.report.conftest import Project
 FINDING_KEYS = {
     "rule", "severity", "path", "line", "column", "message", "pipeline", "evidence", "bound"
 }
-PIPELINE_KEYS = {"entry", "line", "mechanism", "sampling", "accountant", "params", "evidence"}
+PIPELINE_KEYS = {"entry", "line", "mechanism", "sampling", "sampler", "accountant", "params", "evidence"}
 
 
 def _strict_loads(text: str) -> object:
