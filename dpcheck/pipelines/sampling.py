@@ -134,7 +134,7 @@ class SamplingAnalyzer:
         for group in (training or decisions, index_sampling):
             kinds = {d.kind for d in group}
             if len(kinds) == 1:
-                return group[0]
+                return _agreed(group)
             if len(kinds) > 1:
                 return Sampling("unknown", [e for d in group for e in d.evidence],
                                 note="the training loops sample in different ways")
@@ -574,6 +574,19 @@ class SamplingAnalyzer:
                                            for n in walk(other["e"])):
                 use = "index"
         return use
+
+
+def _agreed(group: list[Sampling]) -> Sampling:
+    """One decision from decisions of the same coarse kind. Once-per-epoch fixed-size schemes
+    that differ (a permutation drawn once, then batches taken in order by a non-shuffling input
+    fn: a persistent shuffle) are "shuffle", whose witness and guarantee hold for every one of
+    them; a "sequential" witness would assume an order the adversary knows."""
+    first = group[0]
+    schemes = {d.sampler for d in group}
+    kinds = sampler_table().kinds
+    if len(schemes) > 1 and all(s in kinds and kinds[s].fixed_size and kinds[s].once_per_epoch for s in schemes):
+        return replace(first, scheme="shuffle", evidence=[e for d in group for e in d.evidence])
+    return first
 
 
 def _title(scheme: str) -> str:

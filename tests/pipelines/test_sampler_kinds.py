@@ -255,3 +255,35 @@ def test_dp102_names_the_scheme_and_dp104_needs_one_batch_per_epoch(
     from dpcheck.samplers import sampler_kind
 
     assert sampler_kind(sampler).title in rules["DP102"].message
+
+
+PERSISTENT = '''
+import numpy as np
+import tensorflow as tf
+import tensorflow_privacy
+from tensorflow_privacy.privacy.analysis.compute_dp_sgd_privacy_lib import compute_dp_sgd_privacy
+
+BATCH, EPOCHS, N = 250, 10, 60000
+(x_train, y_train), _ = tf.keras.datasets.mnist.load_data()
+order = np.random.permutation(len(x_train))
+x_train, y_train = x_train[order], y_train[order]
+model = tf.keras.Sequential([tf.keras.layers.Flatten(), tf.keras.layers.Dense(10)])
+optimizer = tensorflow_privacy.DPKerasSGDOptimizer(
+    l2_norm_clip=1.0, noise_multiplier=1.1, num_microbatches=BATCH, learning_rate=0.1)
+loss = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True, reduction=tf.losses.Reduction.NONE)
+model.compile(optimizer=optimizer, loss=loss)
+model.fit(x_train, y_train, epochs=EPOCHS, batch_size=BATCH, shuffle=False)
+eps, _ = compute_dp_sgd_privacy(n=N, batch_size=BATCH, noise_multiplier=1.1, epochs=EPOCHS, delta=1e-5)
+'''
+
+
+def test_a_permutation_drawn_once_then_batches_in_order_is_a_shuffle(tmp_path: Path) -> None:
+    """The order is permuted once by the code (secret to the adversary), then cut in order: a
+    persistent shuffle, not a sequential order the adversary would know."""
+    [pipeline] = pipelines_of(tmp_path, {"train.py": PERSISTENT})
+    assert pipeline.sampler == "shuffle", pipeline.evidence
+    notes = [e.note for e in pipeline.evidence if e.role == "sampler"]
+    assert any("permutation" in n for n in notes) and any("fit" in n for n in notes)
+    [unshuffled] = pipelines_of(tmp_path / "b", {"train.py": PERSISTENT.replace(
+        "order = np.random.permutation(len(x_train))\nx_train, y_train = x_train[order], y_train[order]\n", "")})
+    assert unshuffled.sampler == "sequential"
