@@ -56,10 +56,12 @@ class Mechanism(Vocabulary):
 
 
 class SamplingKind(Vocabulary):
-    """How a pipeline draws its batches."""
+    """How a pipeline draws its batches, coarsely: ``shuffle`` is any fixed batch size
+    (``Pipeline.sampler`` names the scheme, a kind of ``dpcheck/data/samplers.json``)."""
 
     POISSON = "poisson"
     SHUFFLE = "shuffle"
+    BALLS_AND_BINS = "balls-and-bins"
     UNKNOWN = "unknown"
 
 
@@ -259,6 +261,9 @@ class Pipeline:
     pipeline that uses no versioned DP library). ``incomplete`` says why the analysis of the
     pipeline stopped before it was complete (its work budget ran out: what was decided holds,
     the rest is undecided); None when it completed.
+    ``sampler`` is the batch sampler's kind (``shuffle``, ``sequential``, ``fixed-subsets``, ...
+    see ``dpcheck/data/samplers.json``; ``unknown`` when undecided): ``sampling`` is its coarse
+    class.
     """
 
     entry: str
@@ -274,6 +279,7 @@ class Pipeline:
     undecided: Undecided | None = None
     release_reason: str | None = None
     incomplete: str | None = None
+    sampler: str = "unknown"
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "mechanism", Mechanism(self.mechanism))
@@ -286,6 +292,7 @@ class Pipeline:
             "line": self.line,
             "mechanism": self.mechanism.value,
             "sampling": self.sampling.value,
+            "sampler": self.sampler,
             "accountant": self.accountant.to_json(),
             "params": {k: v.to_json() for k, v in sorted(self.params.items())},
             "evidence": [e.to_json() for e in self.evidence],
@@ -312,6 +319,7 @@ class Pipeline:
             undecided=Undecided.from_json(data["undecided"]) if data.get("undecided") else None,
             release_reason=data.get("release_reason"),
             incomplete=data.get("incomplete"),
+            sampler=data.get("sampler", "unknown"),
         )
 
 

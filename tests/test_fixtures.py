@@ -1,6 +1,7 @@
 """Every fixture project under ``fixtures/`` is scanned by the real engine and compared with its
-``expected.json`` (mechanism, sampling, accountant, listed params, the exact set of findings).
-A finding in a notebook is expected at its cell and the line in that cell."""
+``expected.json`` (mechanism, sampling, the sampler kind where listed, accountant, listed params,
+the exact set of findings). A finding in a notebook is expected at its cell and the line in that
+cell."""
 
 from __future__ import annotations
 
@@ -48,6 +49,8 @@ def test_fixture_scan_matches_expected(folder: Path) -> None:
     for want in expected["pipelines"]:
         got = pipelines[want["path"]]
         assert (got.mechanism, got.sampling) == (want["mechanism"], want["sampling"]), got.evidence
+        if "sampler" in want:
+            assert got.sampler == want["sampler"], got.evidence
         if "accountant" in want:
             assert got.accountant.name == want["accountant"]["name"]
             assert got.accountant.assumes == want["accountant"]["assumes"]

@@ -41,7 +41,9 @@ def _from_report(policy: BoundPolicy, plan_: Plan, report: BoundReport) -> dict[
     bound = report.to_json()
     summary = summary_lines(report, plan_.missing)
     if policy.claim_only is not None:
-        bound.update(mechanism="unknown", witness=None, guarantee=None, verdict="unknown")
+        bound.update(mechanism="unknown", witness=None, guarantee=None, verdict="unknown",
+                     crossing=None)
+        bound["computation"] = {**bound["computation"], "witness": None, "guarantee": None}
         bound["notes"] = [policy.claim_only]
         summary = [summary[0], "the mechanism is undecided, so no corrected bound → unknown"]
     bound["missing"] = [m.to_json() for m in plan_.missing]

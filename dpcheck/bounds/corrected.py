@@ -11,8 +11,12 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import Any
 
-from dpcheck.bounds.profiles import Bound, CurveProfile, ZeroDeltaProfile, sample
+import numpy as np
+from scipy.special import ndtr
+
+from dpcheck.bounds.profiles import Bound, GdpProfile, RdpProfile, sample
 from dpcheck.bounds.request import BoundRequest
 from dpcheck.privacy.clt import clt_mu_poisson
 from dpcheck.privacy.divisor import (
@@ -25,13 +29,20 @@ from dpcheck.privacy.divisor import (
     easgm_rule,
     feasgm_rule,
 )
+from dpcheck.privacy.fixed_batches import (
+    FIXED_SIZE_SHIFTS,
+    ZERO_OTHERS_SHIFTS,
+    MaxStatisticPair,
+    deterministic_mu,
+    max_statistic_witnesses,
+)
+from dpcheck.privacy.fixed_subsets import wor_rdp
 from dpcheck.privacy.labels import Kind, Label
 from dpcheck.privacy.normalized import normalized_components, normalized_rounds
 from dpcheck.privacy.pld import TwoSidedPLD
 from dpcheck.privacy.sgm import sgm_pld
 from dpcheck.privacy.shuffle import (
     chi2_delta,
-    f_sub,
     kappa_closed_form,
     kappa_sub,
     poisson_miss_probability,
@@ -40,16 +51,33 @@ from dpcheck.privacy.shuffle import (
     thm41_regime,
 )
 from dpcheck.privacy.variance_witness import VarianceWitness
+from dpcheck.samplers import SamplerKind, sampler_kind
+
+
+ADD_REMOVE = "add/remove"
+ZERO_OUT = "zero-out"
+ADJACENCY_WORDS: dict[str, str] = {
+    ADD_REMOVE: "add/remove: D' is D with one example more or less",
+    ZERO_OUT: "zero-out: D' is D with one example replaced by one whose clipped gradient is 0 (N fixed); "
+              "the Poisson claim has the same value under it as under add/remove",
+}
 
 
 @dataclass(frozen=True)
 class Corrected:
-    """The corrected side of a report."""
+    """The corrected side of a report. ``witness`` is the strongest witness (all epochs);
+    ``witness_one_epoch`` the one-epoch witness of a once-per-epoch sampler; ``numbers`` the
+    structured numbers of the text (M, E, thresholds, separations, mu, ...); ``computation``
+    how each bound was computed (closed form, RDP or PLD, with the PLD's cost)."""
 
     witness: Bound | None
     guarantee: Bound | None
     notes: tuple[str, ...] = ()
     divisor: DivisorCheck | None = None
+    witness_one_epoch: Bound | None = None
+    numbers: dict[str, Any] = field(default_factory=dict)
+    adjacency: str = ADD_REMOVE
+    computation: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -174,31 +202,141 @@ def asgm(request: BoundRequest, claim: Claim) -> Corrected:
     return Corrected(witness, None, notes)
 
 
+def pld_cost(pld: TwoSidedPLD, steps: int) -> str:
+    """How a T-round PLD was computed: its grid and the number of FFT products."""
+    products = max(steps.bit_length() - 1, 0) + max(bin(steps).count("1") - 1, 0)
+    return (f"PLD of T={steps:,} rounds: {products} FFT products by repeated squaring, result on "
+            f"{pld.remove.probs.size:,} grid points at step {pld.remove.interval:.3g}")
+
+
+def separation(bound: Bound) -> float:
+    """max over the sampled alphas of ((1 - alpha) - beta)/sqrt 2: the distance of the sampled
+    curve from random guessing (for a witness a lower estimate of the mechanism's separation)."""
+    c = bound.curve
+    return float(np.max((1.0 - c.curve_alpha - c.curve_beta) / math.sqrt(2.0)))
+
+
 def shuffle(request: BoundRequest, claim: Claim) -> Corrected:
-    """Shuffled batches accounted as Poisson: the max-test witness f_sub of one epoch (paper B),
-    and the chi-square (0, delta) guarantee for E epochs of the papers' model (own)."""
-    rounds, epochs, sigma = request.shuffle_rounds, request.shuffle_epochs, float(request.sigma)  # type: ignore[arg-type]
+    """Batches that are not Poisson, accounted as Poisson: the bound of the sampler's kind."""
+    kind = sampler_kind(request.sampler)
+    if kind.guarantee == "subsets-without-replacement":
+        return _fixed_subsets(request, claim, kind)
+    if kind.guarantee == "none":
+        q, steps = request.rate, request.rounds
+        note = (f"no valid accountant computed for {kind.title} (q={q:.6g}, T={steps}): an example can enter a "
+                "batch several times, and dpcheck has no rigorous bound for it")
+        return Corrected(None, None, (note,), adjacency=ZERO_OUT, numbers={"sampler": kind.name})
+    return _once_per_epoch(request, claim, kind)
+
+
+def _fixed_subsets(request: BoundRequest, claim: Claim, kind: SamplerKind) -> Corrected:
+    """B distinct indices drawn afresh every step: the replace-one RDP of the subsampled
+    Gaussian without replacement (standard; Wang, Balle & Kasiviswanathan 2019, Thm 9)."""
+    q, steps, sigma = request.rate, request.rounds, float(request.sigma)  # type: ignore[arg-type]
+    orders, values = wor_rdp(q, sigma, steps)
+    guarantee = _sampler(claim)(
+        RdpProfile(orders, values), Label.STANDARD, Kind.GUARANTEE,
+        "subsampled Gaussian without replacement (RDP, replace-one)",
+        (f"q=B/N={q:.6g}, T={steps}, sigma={sigma:g}; Wang, Balle & Kasiviswanathan (AISTATS 2019), Thm 9, with the "
+         "replace-one sensitivity 2C, improved RDP conversion",
+         "replace-one neighbours include zero-out ones, so it holds where the Poisson claim is compared"))
+    notes = (f"{kind.title}: {kind.meaning}",
+             "no witness computed: with the other gradients at 0 the per-step pair is the Poisson one the claim uses")
+    return Corrected(None, guarantee, notes, adjacency=ZERO_OUT, numbers={"sampler": kind.name, "q": q, "steps": steps},
+                     computation={"guarantee": f"RDP at {len(orders)} integer orders, closed form in T"})
+
+
+def _witness_pair(kind: SamplerKind, rounds: int, sigma: float, miss: float) -> MaxStatisticPair:
+    shifts = FIXED_SIZE_SHIFTS if kind.witness == "max-statistic-fixed-size" else ZERO_OTHERS_SHIFTS
+    return MaxStatisticPair(rounds, sigma, *shifts, miss=miss)
+
+
+WITNESS_WORDS: dict[str, str] = {
+    "max-statistic-fixed-size": "the other gradients at -C e1, so the changed example's batch is shifted by 2/sigma "
+                                "under D and 1/sigma under D' (Chua et al., ICML 2024 / NeurIPS 2024); largest "
+                                "batch statistic per epoch",
+    "max-statistic-zero-others": "the other gradients at 0, so one batch of the epoch is shifted by 1/sigma under D "
+                                 "(Ertan & van Dijk §6.1); largest batch statistic per epoch",
+    "deterministic-batches": "the batch holding the changed example is known: one Gaussian mechanism per epoch, exact",
+}
+
+
+def _epoch_witnesses(request: BoundRequest, claim: Claim, kind: SamplerKind,
+                     ) -> tuple[Bound | None, Bound | None, str]:
+    """(one-epoch witness, witness over the complete epochs, how it was computed)."""
+    rounds, full, sigma = request.shuffle_rounds, request.full_epochs, float(request.sigma)  # type: ignore[arg-type]
     bound = _sampler(claim)
-    threshold = sigma_threshold(rounds)
-    regime = (f"sigma={sigma:g} < 1/sqrt(2 ln M)={threshold:.4f}: separation >= kappa bound "
-              f"{kappa_closed_form(rounds):.4f}" if sigma < threshold
-              else f"sigma={sigma:g} >= 1/sqrt(2 ln M)={threshold:.4f}")
-    witness = bound(CurveProfile(lambda a: f_sub(a, rounds, sigma)), Label.PAPER, Kind.WITNESS,
-                    "shuffle max-test witness f_sub (one epoch)",
-                    (f"M={rounds} batches per epoch; kappa_sub={kappa_sub(rounds, sigma):.4g}", regime,
-                     f"Poisson reference p=(1-1/M)^M={poisson_miss_probability(rounds):.4f} (reconstructed)"))
+    if full < 1:
+        return None, None, "no witness: the run does not complete one epoch"
+    words = WITNESS_WORDS[kind.witness]
+    if kind.witness == "deterministic-batches":
+        one = bound(GdpProfile(1.0 / sigma), Label.STANDARD, Kind.WITNESS, "known batch, one epoch", (words,))
+        many = bound(GdpProfile(math.sqrt(full) / sigma), Label.STANDARD, Kind.WITNESS,
+                     f"known batches, E={full} epochs", (words, f"mu = sqrt(E)/sigma = {math.sqrt(full) / sigma:.4g}"))
+        return one, many, "closed form (GDP), independent of E"
+    pair = _witness_pair(kind, rounds, sigma, request.miss_probability)
+    single, composed = max_statistic_witnesses(pair, full)
+    where = (f"M={rounds} batches per epoch, sigma={sigma:g}"
+             + (f", the example left out of an epoch with probability {pair.miss:.4g} (drop_last)" if pair.miss else ""))
+    one = bound(single.pld, Label.PAPER, Kind.WITNESS, "max-statistic witness, one epoch", (words, where))
+    many = bound(composed.pld, Label.PAPER, Kind.WITNESS, f"max-statistic witness, E={full} epochs",
+                 (words, where, "epochs with independent shuffles compose; a persistent, sequential or buffered order "
+                                "is at least as leaky"))
+    return one, many, composed.describe()
+
+
+def _once_per_epoch(request: BoundRequest, claim: Claim, kind: SamplerKind) -> Corrected:
+    """Samplers that put every example in one batch per epoch: the deterministic-batch
+    guarantee sqrt(E)/sigma-GDP (standard; Chua et al., ICML 2024), the max-statistic witness of
+    one epoch and of the E complete epochs, and the numbers of paper B's max test."""
+    rounds, epochs, sigma = request.shuffle_rounds, request.shuffle_epochs, float(request.sigma)  # type: ignore[arg-type]
+    mu = deterministic_mu(epochs, sigma)
+    guarantee = _sampler(claim)(
+        GdpProfile(mu), Label.STANDARD, Kind.GUARANTEE, f"deterministic batches, E={epochs} epochs: sqrt(E)/sigma-GDP",
+        (f"mu = sqrt({epochs})/{sigma:g} = {mu:.4g}; one Gaussian mechanism of sensitivity C per epoch for the changed "
+         "example, composed adaptively (Chua, Ghazi, Kamath, Kumar, Manurangsi, Sinha, Zhang, ICML 2024)",
+         f"{kind.title} is a mixture of fixed-batch runs with the same weights under D and D', so the bound holds by "
+         "joint convexity; a last partial batch changes nothing"))
+    one, many, how = _epoch_witnesses(request, claim, kind)
+    numbers: dict[str, Any] = {
+        "sampler": kind.name, "M": rounds, "epochs": epochs, "full_epochs": request.full_epochs,
+        "miss_probability": request.miss_probability, "mu": mu,
+        "separation": {"witness_one_epoch": None if one is None else separation(one),
+                       "witness": None if many is None else separation(many),
+                       "guarantee": (2.0 * float(ndtr(mu / 2.0)) - 1.0) / math.sqrt(2.0)},
+    }
+    notes = [f"{kind.title}: {kind.meaning}"]
+    if kind.name == "balls-and-bins":
+        notes.append("balls-and-bins is close to, but not the same as, Poisson subsampling (Feldman & Shenfeld, "
+                     "'Privacy amplification by random allocation', 2025); the Poisson number is not its bound")
+    if rounds >= 2:
+        threshold = sigma_threshold(rounds)
+        chi2 = _chi2_or_one(rounds, sigma, epochs)
+        numbers.update(threshold_sigma=threshold, below_threshold=sigma < threshold, kappa_sub=kappa_sub(rounds, sigma),
+                       kappa_closed_form=kappa_closed_form(rounds),
+                       poisson_miss_probability=poisson_miss_probability(rounds),
+                       chi2_delta_papers_model=chi2,
+                       thm41_delta_papers_model=thm41_candidate_delta(rounds, sigma) if thm41_regime(rounds, sigma)
+                       else None)
+        regime = (f"sigma={sigma:g} < 1/sqrt(2 ln M)={threshold:.4f}: one epoch's separation is at least "
+                  f"{kappa_closed_form(rounds):.4f} (paper B)" if sigma < threshold
+                  else f"sigma={sigma:g} >= 1/sqrt(2 ln M)={threshold:.4f}")
+        notes.append(f"{regime}; kappa_sub={numbers['kappa_sub']:.4g} (paper B's max test, one epoch)")
+        notes.append(f"for the papers' model alone (other gradients 0): chi-square (0, delta) bound {chi2:.4g} over "
+                     f"E={epochs} epochs (own)"
+                     + (f", Thm 4.1 candidate delta={numbers['thm41_delta_papers_model']:.4g} per epoch (unverified)"
+                        if numbers["thm41_delta_papers_model"] is not None else "")
+                     + "; not guarantees for fixed-size batches, whose worst pair leaks more")
+    computation = {"witness": how, "guarantee": "closed form (GDP), independent of E and M"}
+    return Corrected(many, guarantee, tuple(notes), witness_one_epoch=one, numbers=numbers, adjacency=ZERO_OUT,
+                     computation=computation)
+
+
+def _chi2_or_one(rounds: int, sigma: float, epochs: int) -> float:
     try:
-        delta_chi2 = min(chi2_delta(rounds, sigma, epochs), 1.0)
+        return min(chi2_delta(rounds, sigma, epochs), 1.0)
     except OverflowError:  # the chi-square divergence itself overflows: the bound says nothing
-        delta_chi2 = 1.0
-    guarantee = bound(ZeroDeltaProfile(delta_chi2), Label.OWN, Kind.GUARANTEE,
-                      f"chi-square (0, delta) bound, E={epochs} epochs",
-                      (f"(0, {delta_chi2:.4g})-DP for the papers' model (one round per epoch holds the target); "
-                       "adaptive composition included",))
-    notes = ((f"Thm 4.1 candidate delta={thm41_candidate_delta(rounds, sigma):.4g} per epoch (unverified)"
-              if thm41_regime(rounds, sigma) else
-              f"Thm 4.1 (paper C) does not apply: sigma={sigma:g} < sqrt(3/ln M)={math.sqrt(3 / math.log(rounds)):.4f}"),)
-    return Corrected(witness, guarantee, notes)
+        return 1.0
 
 
 BUILDERS: dict[str, Callable[[BoundRequest, Claim], Corrected]] = {

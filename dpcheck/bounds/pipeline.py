@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from dpcheck.bounds.request import DEFAULT_DELTA, BoundRequest
 from dpcheck.model import Pipeline
+from dpcheck.samplers import kind_of_pipeline
 
 if TYPE_CHECKING:
     from dpcheck.rules.rule import BoundPolicy
@@ -55,6 +56,13 @@ def _version(library: str | None) -> str | None:
     if not library or "==" not in library:
         return None
     return library.split("==", 1)[1].strip() or None
+
+
+def _sampler(pipeline: Pipeline) -> str:
+    """The sampler kind a non-Poisson bound is computed for: the pipeline's, or fixed-size
+    batches of an undecided order (whose bounds hold for a shuffled and a sequential order)."""
+    kind = kind_of_pipeline(pipeline.sampler, pipeline.sampling)
+    return kind.name if kind is not None and kind.sampling != "poisson" else "shuffled-or-sequential"
 
 
 def _int(value: Any) -> int | None:
@@ -112,5 +120,6 @@ def plan(policy: BoundPolicy, pipeline: Pipeline) -> Plan | None:
         claimed_steps=_int(claimed_steps) if by_accountant else None,
         claimed_sigma=claimed_sigma if by_accountant and claimed_sigma != get("sigma") else None,
         target_epsilon=get("target_epsilon") if get("sigma") is None else None,
+        sampler=_sampler(pipeline),
     )
     return Plan(mechanism, request, tuple(missing), known)

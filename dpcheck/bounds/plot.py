@@ -23,9 +23,11 @@ from dpcheck.errors import DpcheckError
 from dpcheck.figures import pyplot, save
 from dpcheck.model import Finding, Pipeline
 from dpcheck.privacy.tradeoff import eps_delta_tradeoff
+from dpcheck.samplers import sampler_kind
 
 STYLES: dict[str, tuple[str, str]] = {
     "claimed": ("tab:green", "-"),
+    "witness (one epoch)": ("tab:orange", ":"),
     "witness": ("tab:red", "-"),
     "guarantee": ("tab:blue", "--"),
 }
@@ -43,7 +45,10 @@ def _profile_grid(report: BoundReport) -> np.ndarray:
 
 
 def _bounds(report: BoundReport) -> dict[str, Bound]:
-    parts = {"claimed": report.claimed, "witness": report.witness, "guarantee": report.guarantee}
+    one = report.corrected.witness_one_epoch if report.request.mechanism == "shuffle" and \
+        report.request.full_epochs > 1 else None
+    parts = {"claimed": report.claimed, "witness (one epoch)": one, "witness": report.witness,
+             "guarantee": report.guarantee}
     return {k: v for k, v in parts.items() if v is not None}
 
 
@@ -96,7 +101,10 @@ def write_plot(report: BoundReport, path: Path) -> None:
     profiles.set(xlabel="ε", ylabel="δ(ε)", ylim=(max(lowest / 10, 1e-30), 1.5), title="privacy profiles")
     curves.legend(fontsize=6.5, loc="upper right")
     profiles.legend(fontsize=6.5, loc="lower left")
-    figure.suptitle(f"{report.request.mechanism.upper()}: verdict {report.verdict}", fontsize=11)
+    title = report.request.mechanism.upper()
+    if report.request.mechanism == "shuffle":
+        title = f"{sampler_kind(report.request.sampler).title} accounted as Poisson ({report.corrected.adjacency})"
+    figure.suptitle(f"{title}: verdict {report.verdict}", fontsize=11)
     figure.tight_layout()
     save(figure, path)
 

@@ -1,7 +1,8 @@
 """Bounds as objects that can be sampled: a trade-off curve, a privacy profile delta(eps) and its
-inverse eps(delta). ``TwoSidedPLD`` and ``VarianceWitness`` already have this shape; the two
-adapters here give it to a curve known only in closed form (the shuffle max test) and to a
-(0, delta) statement (the chi-square bound). ``sample`` turns any of them into a labelled
+inverse eps(delta). ``TwoSidedPLD`` and ``VarianceWitness`` already have this shape; the
+adapters here give it to a curve known only in closed form (the shuffle max test), to a
+(0, delta) statement (the chi-square bound), to mu-GDP (the deterministic-batch bound) and to
+an RDP curve (the fixed-size subsets bound). ``sample`` turns any of them into a labelled
 ``BoundCurve`` evaluated at the requested alphas and at the plot grid, keeping the source for
 the delta(eps) profiles of the plot."""
 
@@ -16,8 +17,10 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from dpcheck.privacy._numerics import FloatArray, as_array, smallest_nonpositive
+from dpcheck.privacy.gdp import gaussian_tradeoff, gdp_delta, gdp_epsilon
 from dpcheck.privacy.labels import BoundCurve, Kind, Label
-from dpcheck.privacy.tradeoff import profile_from_curve
+from dpcheck.privacy.rdp import rdp_to_delta, rdp_to_epsilon
+from dpcheck.privacy.tradeoff import curve_from_profile, profile_from_curve
 
 PLOT_ALPHAS: FloatArray = np.unique(np.concatenate([np.logspace(-6, -1, 26), np.linspace(0.1, 0.99, 46)]))
 """Where every bound is sampled for the plot, besides the requested alphas."""
@@ -70,6 +73,49 @@ class ZeroDeltaProfile:
 
     def epsilon(self, delta: float) -> float:
         return 0.0 if self.value <= delta else math.inf
+
+
+@dataclass(frozen=True)
+class GdpProfile:
+    """mu-GDP: the curve G_mu, delta(eps) in closed form (DRS Cor. 2.13)."""
+
+    mu: float
+
+    def tradeoff(self, alpha: ArrayLike) -> FloatArray:
+        return np.atleast_1d(as_array(gaussian_tradeoff(np.atleast_1d(as_array(alpha)), self.mu)))
+
+    def delta(self, eps: ArrayLike) -> FloatArray:
+        return np.atleast_1d(as_array(gdp_delta(np.atleast_1d(as_array(eps)), self.mu)))
+
+    def epsilon(self, delta: float) -> float:
+        return float(gdp_epsilon(delta, self.mu))
+
+
+RDP_CURVE_POINTS = 400
+"""(eps, delta(eps)) points of an RDP profile that its trade-off curve is the upper envelope of."""
+
+
+@dataclass(frozen=True)
+class RdpProfile:
+    """An RDP curve (orders, values) read through the improved conversion: eps(delta) and
+    delta(eps) exactly as an RDP accountant gives them, and the trade-off curve implied by
+    (eps, delta(eps))-DP at RDP_CURVE_POINTS values of eps (a valid lower bound of the true
+    curve, as every point of it is)."""
+
+    orders: FloatArray
+    values: FloatArray
+
+    def delta(self, eps: ArrayLike) -> FloatArray:
+        e = np.atleast_1d(as_array(eps))
+        return np.array([rdp_to_delta(self.orders, self.values, max(float(x), 0.0))[0] for x in e.ravel()])
+
+    def epsilon(self, delta: float) -> float:
+        return rdp_to_epsilon(self.orders, self.values, delta)[0]
+
+    def tradeoff(self, alpha: ArrayLike) -> FloatArray:
+        top = max(self.epsilon(1e-12), 1.0)
+        grid = np.linspace(0.0, 1.5 * top, RDP_CURVE_POINTS) if np.isfinite(top) else np.linspace(0.0, 50.0, 50)
+        return np.atleast_1d(as_array(curve_from_profile(np.atleast_1d(as_array(alpha)), grid, self.delta(grid))))
 
 
 @dataclass(frozen=True)

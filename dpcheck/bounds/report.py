@@ -4,7 +4,12 @@
 findings of one training setup computes the numbers once. The JSON shape is the contract of
 ``dpcheck bound --format json`` and of ``finding.bound``:
 ``{"mechanism", "inputs", "claimed", "witness" | null, "guarantee" | null, "verdict", "notes"}``,
-each bound as ``BoundCurve.to_json`` at the requested alphas.
+each bound as ``BoundCurve.to_json`` at the requested alphas, extended (issue 14) with
+``adjacency`` (the neighbouring relation the three bounds are compared under), ``crossing``
+(for a violation: the alpha where the witness crosses the claim and both betas, else null),
+``computation`` (how each bound was computed: closed form, RDP or PLD with its cost), and for a
+non-Poisson sampler ``sampler``, ``witness_one_epoch`` and ``numbers`` (M, epochs,
+threshold_sigma, kappa_sub, separation, mu, ...).
 """
 
 from __future__ import annotations
@@ -16,16 +21,37 @@ from typing import Any
 import numpy as np
 
 from dpcheck.bounds.claimed import accountant_model, searched_sigma
-from dpcheck.bounds.corrected import BUILDERS, Claim, Corrected, sgm_upper
-from dpcheck.bounds.profiles import Bound, sample
+from dpcheck.bounds.corrected import ADJACENCY_WORDS, BUILDERS, Claim, Corrected, pld_cost, sgm_upper
+from dpcheck.bounds.profiles import Bound, CurveProfile, GdpProfile, RdpProfile, ZeroDeltaProfile, sample
 from dpcheck.bounds.request import BoundRequest, validated
 from dpcheck.privacy.labels import Kind, Label
+from dpcheck.privacy.pld import TwoSidedPLD
+from dpcheck.privacy.tradeoff import default_alpha_grid, eps_delta_tradeoff
+from dpcheck.privacy.variance_witness import VarianceWitness
+from dpcheck.samplers import sampler_kind
 
 VERDICTS: tuple[str, ...] = ("violated", "unsupported", "consistent")
 # A witness crosses the claim only by more than these margins: the PLD-based bounds carry a
 # discretisation error of about 1e-4 in beta and 1e-3 (relative) in delta.
 CURVE_TOLERANCE = 1e-4
 RELATIVE_TOLERANCE = 1e-3
+
+
+@dataclass(frozen=True)
+class Crossing:
+    """Where a witness crosses the claim: at ``alpha`` the witness's beta is below the claimed
+    curve's (``against="claimed curve"``) or below the claimed (eps, delta) line
+    (``against="claimed (eps, delta)"``, when only the witness's delta at the claimed eps
+    shows it)."""
+
+    alpha: float
+    beta_witness: float
+    beta_claimed: float
+    against: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"alpha": self.alpha, "beta_witness": self.beta_witness, "beta_claimed": self.beta_claimed,
+                "against": self.against}
 
 
 @dataclass(frozen=True)
@@ -38,6 +64,8 @@ class BoundReport:
     claim: Claim
     verdict: str
     notes: tuple[str, ...]
+    crossing: Crossing | None = None
+    claimed_computation: str = ""
 
     @property
     def witness(self) -> Bound | None:
@@ -68,7 +96,7 @@ class BoundReport:
             "drop_last": r.drop_last,
         }
         if r.mechanism == "shuffle":
-            out.update(rounds_per_epoch=r.shuffle_rounds, shuffle_epochs=r.shuffle_epochs)
+            out.update(rounds_per_epoch=r.shuffle_rounds, shuffle_epochs=r.shuffle_epochs, sampler=r.sampler)
         if (r.accounted_rate, r.accounted_rounds, r.claimed_sigma) != (r.rate, r.rounds, None):
             out.update(accountant_q=r.accounted_rate, accountant_steps=r.accounted_rounds,
                        accountant_sigma=r.claimed_sigma or r.sigma)
@@ -90,7 +118,15 @@ class BoundReport:
             "guarantee": part(self.guarantee),
             "verdict": self.verdict,
             "notes": list(self.notes),
+            "adjacency": {"relation": self.corrected.adjacency, "meaning": ADJACENCY_WORDS[self.corrected.adjacency]},
+            "crossing": None if self.crossing is None else self.crossing.to_json(),
+            "computation": self.computation(),
         }
+        if self.request.mechanism == "shuffle":
+            kind = sampler_kind(self.request.sampler)
+            out["sampler"] = {"kind": kind.name, "title": kind.title, "meaning": kind.meaning}
+            out["witness_one_epoch"] = part(self.corrected.witness_one_epoch)
+            out["numbers"] = dict(self.corrected.numbers)
         check = self.corrected.divisor
         if check is not None:
             out["divisor"] = {
@@ -102,6 +138,35 @@ class BoundReport:
                 "nearest_changes": list(check.nearest_changes),
             }
         return out
+
+
+    def computation(self) -> dict[str, str | None]:
+        """How each bound was computed (the builder's account where it gave one)."""
+        steps = self.request.rounds
+        given = self.corrected.computation
+        return {
+            "claimed": self.claimed_computation,
+            "witness": given.get("witness") or _how(self.witness, steps),
+            "guarantee": given.get("guarantee") or _how(self.guarantee, steps),
+        }
+
+
+def _how(bound: Bound | None, steps: int) -> str | None:
+    """The computation path of a bound, read off its source."""
+    if bound is None:
+        return None
+    source = bound.source
+    if isinstance(source, TwoSidedPLD):
+        return pld_cost(source, steps)
+    if isinstance(source, VarianceWitness):
+        return "closed form (chi-square law over n T coordinates), independent of T"
+    if isinstance(source, GdpProfile):
+        return "closed form (GDP)"
+    if isinstance(source, RdpProfile):
+        return "RDP, closed form in T"
+    if isinstance(source, (CurveProfile, ZeroDeltaProfile)):
+        return "closed form"
+    return None
 
 
 def _claimed(request: BoundRequest, claim_delta: float) -> tuple[Bound, float]:
@@ -144,6 +209,26 @@ def _reaches(guarantee: Bound, claim: Claim) -> bool:
     return eps_ok and delta_ok
 
 
+def crossing(witness: Bound, claimed: Bound, claim: Claim) -> Crossing | None:
+    """Where the witness crosses the claim (None when it does not): the sampled alpha where
+    its curve is furthest below the claimed curve, else, when only its delta at the claimed eps
+    exceeds the claimed delta, the alpha on a dense grid where it is furthest below the claimed
+    (eps, delta) line (it must dip below that line somewhere: DRS Prop. 2.12)."""
+    w, c = witness.curve, claimed.curve
+    gap = c.curve_beta - w.curve_beta
+    best = int(np.argmax(gap))
+    if gap[best] > CURVE_TOLERANCE:
+        return Crossing(float(w.curve_alpha[best]), float(w.curve_beta[best]), float(c.curve_beta[best]),
+                        "claimed curve")
+    if (w.delta_at_epsilon or 0.0) <= claim.delta * (1.0 + RELATIVE_TOLERANCE) or not np.isfinite(claim.epsilon):
+        return None
+    grid = default_alpha_grid()
+    beta = np.clip(np.atleast_1d(np.asarray(witness.source.tradeoff(grid), dtype=float)), 0.0, 1.0)
+    line = np.atleast_1d(np.asarray(eps_delta_tradeoff(grid, claim.epsilon, claim.delta), dtype=float))
+    i = int(np.argmax(line - beta))
+    return Crossing(float(grid[i]), float(beta[i]), float(line[i]), "claimed (eps, delta)")
+
+
 def verdict(claimed: Bound, corrected: Corrected, claim: Claim) -> str:
     """violated: a valid witness crosses the claim; unsupported: no valid guarantee reaches it;
     consistent otherwise."""
@@ -171,4 +256,10 @@ def build_report(request: BoundRequest) -> BoundReport:
     claim = Claim(claim_eps, request.delta, request.alphas)
     corrected = BUILDERS[request.mechanism](request, claim)
     notes.extend(corrected.notes)
-    return BoundReport(request, claimed, corrected, claim, verdict(claimed, corrected, claim), tuple(notes))
+    decided = verdict(claimed, corrected, claim)
+    crossed = crossing(corrected.witness, claimed, claim) if decided == "violated" else None  # type: ignore[arg-type]
+    model = accountant_model(request.accountant, request.library_version)
+    curve = pld_cost(claimed.source, request.accounted_rounds)  # type: ignore[arg-type]
+    how = f"curve: {curve}" if model.method == "pld" else (
+        f"{model.method.upper()} accountant, closed form in T; curve: {curve}")
+    return BoundReport(request, claimed, corrected, claim, decided, tuple(notes), crossed, how)

@@ -5,6 +5,12 @@ findings with the same parameter set share one computation. ``validated`` checks
 and raises ``ParameterError`` naming the bad parameter (the CLI turns it into exit code 2).
 The derived quantities (q, T, rounds per epoch M, epochs E) follow the code's own arithmetic:
 an Opacus loader has ceil(N/b) batches (floor with ``drop_last``) and q = 1/len(loader).
+
+There is no limit on T itself: the closed forms, the RDP and GDP accountants and the
+deterministic-batch bound cost the same for any T, and a PLD composition costs about 2 log2 T
+FFT products on a grid whose size is bounded (``dpcheck.privacy.pld``: MAX_POINTS for one round,
+COMPOSED_POINTS for the composition, coarsening the grid instead of growing it). The only limit
+is MAX_ROUNDS, beyond which a count of rounds is no longer an exact float.
 """
 
 from __future__ import annotations
@@ -15,14 +21,14 @@ from dataclasses import dataclass, replace
 from dpcheck.errors import ParameterError
 from dpcheck.privacy._numerics import require_sigma
 from dpcheck.privacy.divisor import loader_length
+from dpcheck.samplers import sampler_table
 
 MECHANISM_NAMES: tuple[str, ...] = ("sgm", "asgm", "easgm", "feasgm", "shuffle")
 DEFAULT_ALPHAS: tuple[float, ...] = (1e-3, 1e-2, 0.05, 0.1, 0.25, 0.5)
 DEFAULT_DELTA: float = 1e-5
-MAX_STEPS: int = 1_000_000
-"""The most rounds T a report composes. The PLD composition's work grows with T (about 4 s at
-T = 10^6 for q = 0.01, sigma = 1, and 30 s at 2 * 10^7), so a longer run is refused with a message
-instead of hanging a scan."""
+MAX_ROUNDS: int = 2**53
+"""The most rounds T a report takes: beyond 2^53 a count of rounds is not an exact float (the
+work of every bound is bounded independently of T; see the module docstring)."""
 
 
 @dataclass(frozen=True)
@@ -54,6 +60,7 @@ class BoundRequest:
     claimed_steps: int | None = None
     claimed_sigma: float | None = None
     target_epsilon: float | None = None
+    sampler: str = "shuffle"
 
     @property
     def loader_length(self) -> int | None:
@@ -98,10 +105,27 @@ class BoundRequest:
 
     @property
     def shuffle_epochs(self) -> int:
-        """E, the number of shuffled epochs: given, or ceil(T / M)."""
+        """E, the number of epochs a guarantee must cover: given, or ceil(T / M) (a partial
+        epoch counts as one: it holds the changed example at most once)."""
         if self.epochs is not None:
             return max(math.ceil(self.epochs - 1e-9), 1)
         return max(math.ceil(self.rounds / self.shuffle_rounds), 1)
+
+    @property
+    def full_epochs(self) -> int:
+        """The complete epochs the run makes (floor of E or of T / M): what a witness may
+        count on, since a partial epoch may miss the changed example."""
+        if self.epochs is not None:
+            return int(math.floor(self.epochs + 1e-9))
+        return self.rounds // self.shuffle_rounds
+
+    @property
+    def miss_probability(self) -> float:
+        """The chance that an epoch leaves the changed example out: (N - M b)/N with
+        ``drop_last`` (the dropped remainder), 0 otherwise."""
+        if not self.drop_last or self.batch_size is None or self.n_records is None:
+            return 0.0
+        return (self.n_records - self.shuffle_rounds * self.batch_size) / self.n_records
 
     @property
     def accounted_rate(self) -> float:
@@ -176,6 +200,10 @@ def validated(request: BoundRequest) -> BoundRequest:
         raise ParameterError(f"N (the dataset size) is needed for {request.mechanism}: give --N")
     if request.mechanism == "shuffle" and request.batch_size is None and request.q is None:
         raise ParameterError("shuffle needs the batch size (--batch-size) or --q")
+    kinds = sampler_table().kinds
+    if request.sampler not in kinds or kinds[request.sampler].sampling == "poisson":
+        choices = ", ".join(k for k, v in kinds.items() if v.sampling != "poisson")
+        raise ParameterError(f"sampler must be one of {choices}, got {request.sampler!r}")
     if request.opacus_divisor and request.batch_size is None:
         raise ParameterError("--opacus-divisor needs --batch-size")
     if request.sigma is not None:
@@ -183,15 +211,15 @@ def validated(request: BoundRequest) -> BoundRequest:
     if request.claimed_sigma is not None:
         require_sigma("claimed sigma", request.claimed_sigma)
     _unit("q", request.rate, closed_high=True)
+    _at_most_rounds("steps", request.rounds)
+    _at_most_rounds("claimed steps", request.accounted_rounds)
     _positive("steps", request.rounds, integer=True, minimum=1)
-    _at_most_steps("steps", request.rounds)
-    _at_most_steps("claimed steps", request.accounted_rounds)
     return request
 
 
-def _at_most_steps(name: str, rounds: int) -> None:
-    if rounds > MAX_STEPS:
+def _at_most_rounds(name: str, rounds: int) -> None:
+    if rounds > MAX_ROUNDS:
         raise ParameterError(
-            f"{name} T={rounds} (from steps or epochs) is above the {MAX_STEPS:,} rounds dpcheck "
-            "composes (the PLD work grows with T); check the steps/epochs parameter"
+            f"{name} T={rounds:.4g} (from steps or epochs) is above 2^53 = {MAX_ROUNDS:.4g} rounds, where a "
+            "count of rounds is no longer exact; check the steps/epochs parameter"
         )

@@ -46,14 +46,15 @@ def corrected_line(report: BoundReport) -> str:
         return (f"no leak at this N={check.n} (divisor {check.code[1]:g} at N−1, N, N+1); "
                 f"leaks at N ∈ {{{sizes}}} {arrow}")
     witness, guarantee = report.witness, report.guarantee
+    crossing = report.crossing
+    if crossing is not None:
+        arrow += (f" (the witness crosses the {crossing.against} at α={crossing.alpha:.3g}: "
+                  f"β={crossing.beta_witness:.3g} < {crossing.beta_claimed:.3g})")
     if r.mechanism == "sgm" and witness is not None:
         return (f"at the code's q={r.rate:.3g}, T={r.rounds}: ε={_eps(witness.curve.epsilon_at_delta)} at "
                 f"δ={claim.delta:g} ({witness.curve.label.value}, PLD) {arrow}")
-    if r.mechanism == "shuffle" and witness is not None and guarantee is not None:
-        return (f"witness (one epoch, max test): δ={_num(witness.curve.delta_at_epsilon, 2)} at "
-                f"ε={claim.epsilon:.3g} ({witness.curve.label.value}); guarantee: (0, "
-                f"δ={_num(guarantee.curve.delta_at_epsilon, 2)}) over E={r.shuffle_epochs} epochs "
-                f"({guarantee.curve.label.value}, χ²) {arrow}")
+    if r.mechanism == "shuffle":
+        return f"{_sampler_witness(report)}; {_sampler_guarantee(report)}; at δ={claim.delta:g}, zero-out {arrow}"
     if witness is not None:
         return (f"witness: this {title} update is no better than δ={_num(witness.curve.delta_at_epsilon, 2)} "
                 f"at ε={claim.epsilon:.3g} ({_label_words(witness)}) {arrow}")
@@ -61,6 +62,30 @@ def corrected_line(report: BoundReport) -> str:
         return (f"guarantee: ε={_eps(guarantee.curve.epsilon_at_delta)} at δ={claim.delta:g} "
                 f"({guarantee.curve.label.value}) {arrow}")
     return f"no guarantee for this {title} update reaches the claim {arrow}"
+
+
+def _sampler_witness(report: BoundReport) -> str:
+    """"witness [paper] ε ≥ 0.0188 (one epoch), ≥ 0.155 (E=100 epochs)"."""
+    one, many = report.corrected.witness_one_epoch, report.witness
+    if many is None:
+        return "no witness"
+    label = many.curve.label.value
+    first = one.curve.epsilon_at_delta if one is not None else None
+    full = report.request.full_epochs
+    if one is None or full == 1:
+        return f"witness [{label}] ε ≥ {_num(many.curve.epsilon_at_delta)} (one epoch)"
+    return (f"witness [{label}] ε ≥ {_num(first)} (one epoch), ≥ {_num(many.curve.epsilon_at_delta)} "
+            f"(E={full} epochs)")
+
+
+def _sampler_guarantee(report: BoundReport) -> str:
+    """"guarantee [standard] ε ≤ 91.8 (deterministic batches, μ=10 GDP)"."""
+    guarantee = report.guarantee
+    if guarantee is None:
+        return "no valid accountant computed"
+    mu = report.corrected.numbers.get("mu")
+    how = f"deterministic batches, μ={mu:.3g} GDP" if mu is not None else "RDP, subsets without replacement"
+    return f"guarantee [{guarantee.curve.label.value}] ε ≤ {_num(guarantee.curve.epsilon_at_delta)} ({how})"
 
 
 def _label_words(bound: Bound) -> str:
@@ -99,18 +124,40 @@ def _bound_block(title: str, bound: Bound | None, alphas: Sequence[float]) -> It
         yield f"  note: {note}"
 
 
+def _number_words(value: object) -> str:
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}: {_number_words(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, float):
+        return _num(value, 4)
+    return str(value)
+
+
 def text_report(report: BoundReport) -> str:
     """The human-readable report of ``dpcheck bound``."""
     r, alphas = report.request, list(report.request.alphas)
     inputs = ", ".join(f"{k}={v}" for k, v in report.inputs().items()
                        if v is not None and k not in ("alphas", "sigma_semantics"))
     lines = [f"mechanism: {MECHANISM_TITLES[r.mechanism]} ({r.mechanism})",
-             f"inputs: {inputs}", "σ is the noise multiplier (noise std / clip norm)", ""]
-    for title, bound in (("claimed", report.claimed), ("witness", report.witness),
-                         ("guarantee", report.guarantee)):
+             f"inputs: {inputs}", "σ is the noise multiplier (noise std / clip norm)",
+             f"adjacency: {report.corrected.adjacency}", ""]
+    blocks = [("claimed", report.claimed)]
+    if r.mechanism == "shuffle" and report.corrected.witness_one_epoch is not None and r.full_epochs > 1:
+        blocks.append(("witness (one epoch)", report.corrected.witness_one_epoch))
+    blocks += [("witness", report.witness), ("guarantee", report.guarantee)]
+    for title, bound in blocks:
         lines.extend(_bound_block(title, bound, alphas))
         lines.append("")
+    numbers = report.corrected.numbers
+    if numbers:
+        lines.append("numbers: " + ", ".join(f"{k}={_number_words(v)}" for k, v in numbers.items()))
+    for part, how in report.computation().items():
+        if how:
+            lines.append(f"computed ({part}): {how}")
     lines.extend(f"note: {n}" for n in report.notes)
+    if report.crossing is not None:
+        c = report.crossing
+        lines.append(f"crossing: at α={c.alpha:.4g} the witness has β={c.beta_witness:.4g}, the {c.against} "
+                     f"β={c.beta_claimed:.4g}")
     lines.append(f"verdict: {report.verdict}")
     lines.extend(summary_lines(report))
     return "\n".join(lines) + "\n"

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from dpcheck.bounds.request import DEFAULT_ALPHAS, DEFAULT_DELTA, MECHANISM_NAMES, BoundRequest
+from dpcheck.errors import ParameterError
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -44,10 +45,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     p.add_argument("--opacus-divisor", action="store_true",
                    help="divisor as Opacus 1.x computes it: int(N * (1/len(loader)))")
     p.add_argument("--drop-last", action="store_true", help="the loader drops the last partial batch")
+    p.add_argument("--sampler", choices=_samplers(), metavar="KIND",
+                   help="with shuffle: how the batches are formed, one of " + ", ".join(_samplers())
+                   + " (default shuffle)")
     p.add_argument("--format", choices=("text", "json"), default="text")
     p.add_argument("--plot", type=Path, metavar="FILE.png", help="write the curves and delta(eps) profiles (needs the plot extra: "
                    "pip install 'dpcheck[plot]')")
     p.set_defaults(func=execute)
+
+
+def _samplers() -> list[str]:
+    """The non-Poisson kinds of the sampler table (``dpcheck/data/samplers.json``)."""
+    from dpcheck.samplers import sampler_table
+
+    return [name for name, kind in sampler_table().kinds.items() if kind.sampling != "poisson"]
 
 
 def _accountant(name: str) -> str:
@@ -60,7 +71,9 @@ def _accountant(name: str) -> str:
 
 
 def request_from_args(args: argparse.Namespace) -> BoundRequest:
-    """The bound request the flags describe."""
+    """The bound request the flags describe (``--sampler`` only with ``shuffle``)."""
+    if args.sampler is not None and args.mechanism != "shuffle":
+        raise ParameterError(f"--sampler describes non-Poisson batches: use it with shuffle, not {args.mechanism}")
     return BoundRequest(
         mechanism=args.mechanism,
         sigma=args.sigma,
@@ -78,6 +91,7 @@ def request_from_args(args: argparse.Namespace) -> BoundRequest:
         drop_last=args.drop_last,
         accountant=args.accountant,
         target_epsilon=args.target_epsilon,
+        sampler=args.sampler or "shuffle",
     )
 
 

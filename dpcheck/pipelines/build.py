@@ -335,7 +335,7 @@ class PipelineBuilder:
         if analysis.anchor is not None and analysis.anchor.path == ctx.path:
             line = analysis.anchor.line
         return Pipeline(entry=entry, path=ctx.path, line=line, mechanism=mech,
-                        sampling=sampling.kind, accountant=accountant, params=values,
+                        sampling=sampling.kind, sampler=sampling.sampler, accountant=accountant, params=values,
                         evidence=tuple(evidence), library=analysis.library,
                         release=analysis.release, undecided=undecided,
                         release_reason=analysis.release_reason)

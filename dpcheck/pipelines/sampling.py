@@ -12,6 +12,14 @@ found in the same scopes: Bernoulli masks (``rand(n) < q``, ``rand(n) > 1 - q``)
 permutations and fixed slices are shuffle. Training fed by TF without a Python loop is read
 from where its batches are made: a tf.data ``.shuffle().batch(B)`` chain, an estimator ``numpy_input_fn`` (shuffled or
 sequential fixed batches), Keras ``fit(batch_size=...)``.
+
+Besides the coarse kind (poisson / shuffle = any fixed batch size / balls-and-bins), every
+decision names its scheme, a kind of the sampler table (``dpcheck/data/samplers.json``):
+shuffle, sequential, shuffled-or-sequential, buffered-shuffle, fixed-subsets (B distinct
+indices drawn afresh every step), with-replacement, balls-and-bins. Library samplers, loaders,
+permutations and index draws are recognised by their import-qualified name (a generator
+method by the type the generator was built from) through that table; a draw with replacement
+compared for equality with a batch number allocates examples to batches (balls-and-bins).
 """
 
 from __future__ import annotations
@@ -33,14 +41,15 @@ from dpcheck.pipelines.index import ProjectIndex
 from dpcheck.pipelines.returned import returned_item
 from dpcheck.pipelines.scope import Ctx
 from dpcheck.pipelines.values import READ_AT, Evaluator
+from dpcheck.samplers import UNKNOWN, SamplerApi, sampler_table
 from dpcheck.sites.ir import IR, callee_name, tail_name, walk
 
-POISSON_SAMPLERS = frozenset({"UniformWithReplacementSampler", "DPDataLoader",
-                              "from_data_loader", "DistributedUniformWithReplacementSampler"})
-SHUFFLE_SAMPLERS = frozenset({"RandomSampler", "DistributedSampler", "SubsetRandomSampler"})
+#: Class names of the table's shuffling samplers, for the Hugging Face sampler-method reader
+#: (which compares class names of the samplers a project method returns).
+SHUFFLE_SAMPLERS = frozenset(tail_name(api.name) for api in sampler_table().apis.values()
+                             if api.role == "sampler" and api.kind == "shuffle")
 #: Calls that iterate over a loader unchanged (a progress bar, an index pairing).
 ITERATION_WRAPPERS = frozenset({"tqdm", "enumerate"})
-PERMUTATIONS = frozenset({"permutation", "randperm", "shuffle"})
 #: TF estimator input functions over in-memory arrays (``tf.compat.v1.estimator.inputs``).
 INPUT_FNS = frozenset({"numpy_input_fn", "pandas_input_fn"})
 #: Receivers whose ``shuffle(x)`` permutes ``x`` in place (anything else is a tf.data dataset).
@@ -65,6 +74,23 @@ class Sampling:
     #: The batches of one pass over the loader (a project sampler's ``range``): ``steps`` only
     #: once multiplied by the passes the training loop makes (``loader_passes``).
     per_pass: tuple[Ctx, IR] | None = None
+    #: The scheme, a kind of the sampler table ("" until decided: see ``sampler``).
+    scheme: str = ""
+
+    @property
+    def sampler(self) -> str:
+        """The scheme: as decided, else what the coarse kind alone says (fixed-size batches of
+        an order not decided are "shuffled-or-sequential")."""
+        if self.scheme:
+            return self.scheme
+        return {"poisson": "poisson", "shuffle": "shuffled-or-sequential"}.get(self.kind, self.kind)
+
+
+def of_scheme(scheme: str, evidence: list[Evidence], loader: tuple[Ctx, IR] | None = None,
+              **found: Any) -> Sampling:
+    """A decision for a kind of the sampler table: its coarse kind is the table's ``sampling``."""
+    kind = UNKNOWN if scheme == UNKNOWN else sampler_table().kind(scheme).sampling
+    return Sampling(kind, evidence, loader, scheme=scheme, **found)
 
 
 
@@ -112,7 +138,7 @@ class SamplingAnalyzer:
         for group in (training or decisions, index_sampling):
             kinds = {d.kind for d in group}
             if len(kinds) == 1:
-                return group[0]
+                return _agreed(group)
             if len(kinds) > 1:
                 return Sampling("unknown", [e for d in group for e in d.evidence],
                                 note="the training loops sample in different ways")
@@ -188,26 +214,28 @@ class SamplingAnalyzer:
             return self.loader(ir[2][0], ctx, depth + 1)
         inherited = inherited_loader(self.index, ir, ctx)
         if inherited is not None:
-            return Sampling("shuffle", [inherited])
+            return of_scheme("shuffle", [inherited])
         if callee_name(ir) == "iter" and ir[2]:
             return self.loader(ir[2][0], ctx, depth + 1)
-        if tail in POISSON_SAMPLERS:
-            return Sampling("poisson", [Evidence("sampler", span, f"{tail}: Poisson sampling")],
-                            (ctx, ir))
+        api = self.api_of(ir, ctx)
+        if api is not None and api.sampler_keywords:
+            return self._data_loader(ir, ctx, span, depth, api)
+        if api is not None and api.role in ("loader", "sampler", "strategy"):
+            scheme = self._selected(api, ir, ctx)
+            return of_scheme(scheme, [Evidence("sampler", span, f"{tail}: {_title(scheme)}")],
+                             (ctx, ir))
         if tail == "BatchMemoryManager":
             inner = ir[3].get("data_loader")
             return self.loader(inner, ctx, depth + 1) if inner else Sampling()
-        if tail == "DataLoader":
-            return self._data_loader(ir, ctx, span, depth)
         if tail == "batch":
             chain = [n for n in walk(ir)
                      if n[0] == "call" and tail_name(callee_name(n)) == "shuffle"]
             if chain:
                 buffer = shuffle_buffer(chain[0])
                 extra = [self._buffer_evidence(ctx, chain[0], None, buffer)] if buffer else []
-                return Sampling("shuffle", [Evidence("sampler", span,
-                                                     "tf.data .shuffle().batch(): fixed batches"),
-                                            *extra], (ctx, ir))
+                return of_scheme("buffered-shuffle", [
+                    Evidence("sampler", span, "tf.data .shuffle().batch(): fixed batches"),
+                    *extra], (ctx, ir))
         target = self.index.function(callee_name(ir) or "", ctx)
         if target is not None and not target.scope.endswith(".__init__"):
             yielded = yielded_batches(self.index, target, ir, ctx)
@@ -230,8 +258,8 @@ class SamplingAnalyzer:
             order = "after a permutation: shuffled" if kinds else "in order: sequential"
             evidence[0] = Evidence("sampler", yielded.span,
                                    f"{yielded.note}, {order} fixed-size batches")
-            return Sampling("shuffle", [*evidence, *(e for d in drawn for e in d.evidence)],
-                            batch=yielded.width)
+            return of_scheme("shuffle" if kinds else "sequential",
+                             [*evidence, *(e for d in drawn for e in d.evidence)], batch=yielded.width)
         if yielded.kind == "indexed" and kinds == {"poisson"}:
             # its loop counts the batches of one call (one pass), not the training steps
             return replace(drawn[0], steps=None, per_pass=drawn[0].steps,
@@ -309,39 +337,75 @@ class SamplingAnalyzer:
         own = [(w, a) for w, a in passed if (w.path, w.scope) in self._reached]
         return own or passed
 
-    def _data_loader(self, ir: IR, ctx: Ctx, span: Span, depth: int) -> Sampling:
+    def _data_loader(self, ir: IR, ctx: Ctx, span: Span, depth: int, api: SamplerApi) -> Sampling:
+        """A loader that takes a sampler (``DataLoader``): the sampler decides, else the
+        loader's own shuffle flag."""
         kwargs = ir[3]
-        for key in ("batch_sampler", "sampler"):
+        for key in api.sampler_keywords:
             sampler = kwargs.get(key)
             if sampler is None:
                 continue
+            where = ctx
             if sampler[0] == "r":
                 binding = self.index.attribute(sampler[1], ctx)
-                sampler = binding.ir if binding is not None and binding.ir else sampler
+                if binding is not None and binding.ir:
+                    sampler, where = binding.ir, replace(binding.ctx, line=binding.line)
             tail = tail_name(callee_name(sampler)) if sampler[0] == "call" else ""
-            if tail in POISSON_SAMPLERS:
-                return Sampling("poisson", [Evidence("sampler", span,
-                                                     f"DataLoader({key}={tail}): Poisson")],
-                                (ctx, ir))
-            if tail in SHUFFLE_SAMPLERS:
-                return Sampling("shuffle", [Evidence("sampler", span,
-                                                     f"DataLoader({key}={tail}): fixed batches")],
-                                (ctx, ir))
+            known = self.api_of(sampler, where) if sampler[0] == "call" else None
+            if known is not None and known.role == "sampler":
+                scheme = self._selected(known, sampler, where)
+                words = "Poisson" if scheme == "poisson" else _title(scheme)
+                return of_scheme(scheme, [Evidence("sampler", span, f"DataLoader({key}={tail}): {words}")],
+                                 (ctx, ir))
             own = self._project_sampler(sampler, ctx, key) if sampler[0] == "call" else None
             fixed = sampler_method(self.index, sampler, ctx, SHUFFLE_SAMPLERS) \
                 if own is None and key == "sampler" and sampler[0] == "call" else None
             if fixed:
-                return Sampling("shuffle", [*fixed, Evidence(
+                scheme = "sequential" if all("sequential" in e.note for e in fixed) else "shuffle"
+                return of_scheme(scheme, [*fixed, Evidence(
                     "sampler", span, "DataLoader(sampler=...) batches the sampler returned")],
                     (ctx, ir))
             return own or Sampling(note=f"DataLoader {key} not recognised")
-        shuffle = kwargs.get("shuffle")
-        note = "DataLoader(shuffle=True): shuffled fixed-size batches" if shuffle == [
-            "c", True] else "DataLoader without shuffle: sequential fixed-size batches"
-        if shuffle not in (None, ["c", True], ["c", False]):
-            note = ("DataLoader with a shuffle flag not resolved: fixed-size batches, shuffled "
-                    "or sequential")
-        return Sampling("shuffle", [Evidence("sampler", span, note)], (ctx, ir))
+        scheme = self._selected(api, ir, ctx)
+        note = {"shuffle": "DataLoader(shuffle=True): shuffled fixed-size batches",
+                "sequential": "DataLoader without shuffle: sequential fixed-size batches"}.get(
+            scheme, "DataLoader with a shuffle flag not resolved: fixed-size batches, shuffled or "
+                    "sequential")
+        return of_scheme(scheme, [Evidence("sampler", span, note)], (ctx, ir))
+
+    def api_of(self, call: IR, ctx: Ctx) -> SamplerApi | None:
+        """The sampler-table API ``call`` invokes: by the callee's import-qualified name, or for
+        a method on a name bound to a random generator (``rng = np.random.default_rng()``) or
+        to a batch-selection object, by the type it was built from."""
+        name = callee_name(call) if call[0] == "call" else None
+        if not name:
+            return None
+        table = sampler_table()
+        found = table.api(self.index.qualified(name, ctx.path))
+        receiver, _, method = name.rpartition(".")
+        if found is not None or not receiver:
+            return found
+        binding = self.index.attribute(receiver, ctx)
+        if binding is None or binding.ir is None or binding.index or binding.ir[0] != "call" \
+                or binding.kind != "assign":
+            return None
+        built = self.index.qualified(callee_name(binding.ir) or "", binding.ctx.path)
+        made = table.generator_type(built)
+        if made is not None:
+            return table.api(f"{made}.{method}")
+        strategy = table.api(built)
+        return strategy if strategy is not None and strategy.method == method else None
+
+    def _selected(self, api: SamplerApi, call: IR, ctx: Ctx) -> str:
+        """The kind ``call`` selects: its switch argument's literal value (keyword, or the
+        positional argument at the switch's position), the default when absent."""
+        switch = api.switch
+        if switch is None:
+            return api.kind_for("default")
+        value = call[3].get(switch.keyword)
+        if value is None and len(call[2]) > switch.position:
+            value = call[2][switch.position]
+        return api.kind_for("default" if value is None else self._flag(value, ctx))
 
     def _opacus(self, call: IR, ctx: Ctx, depth: int) -> Sampling:
         flag = call[3].get("poisson_sampling")
@@ -404,7 +468,7 @@ class SamplingAnalyzer:
                              evidence=[Evidence("sampler", span, "estimator input fn with an "
                                                 "unresolved shuffle flag")])]
         note = "shuffled fixed-size batches" if shuffled else "sequential fixed-size batches"
-        return [Sampling("shuffle", [Evidence(
+        return [of_scheme("shuffle" if shuffled else "sequential", [Evidence(
             "sampler", span, f"{tail_name(callee_name(call))}(shuffle={shuffled}): {note}")],
             (ctx, call))]
 
@@ -412,8 +476,15 @@ class SamplingAnalyzer:
         found: list[Sampling] = []
         # The enclosing range() counts all steps only when no outer loop (epochs) repeats it.
         steps = self.index.loop_count(ctx, stmt) if stmt["ld"] == 1 else None
+        subscripted = {id(node[1]): node[2] for node in walk(stmt["e"]) if node[0] == "i"}
+        indexing = {id(node[2]) for node in walk(stmt["e"]) if node[0] == "i"}
         for node in walk(stmt["e"]):
-            if node[0] == "call" and calls_in("bernoulli_draws", node, ctx, self.index):
+            api = self.api_of(node, ctx) if node[0] == "call" else None
+            if api is not None and api.role in ("permutation", "draw"):
+                drawn = self._drawn_indices(api, node, stmt, ctx, steps, subscripted.get(id(node)),
+                                            id(node) in indexing)
+                found.extend([drawn] if drawn is not None else [])
+            elif node[0] == "call" and calls_in("bernoulli_draws", node, ctx, self.index):
                 rate, population = _bernoulli_arguments(node)
                 found.append(Sampling("poisson", [Evidence("sampler", _span(ctx, node, stmt),
                                                            "Bernoulli mask: Poisson sampling")],
@@ -421,16 +492,11 @@ class SamplingAnalyzer:
                                       population=(ctx, population) if population else None))
             elif node[0] == "call" and (buffer := shuffle_buffer(node)) is not None:
                 size = _batched(stmt["e"], node)
-                found.append(Sampling("shuffle", [
+                found.append(of_scheme("buffered-shuffle", [
                     Evidence("sampler", _span(ctx, node, stmt),
                              "tf.data .shuffle(): shuffled fixed-size batches"),
                     self._buffer_evidence(ctx, node, stmt, buffer)],
                     batch=(ctx, size) if size is not None else None))
-            elif node[0] == "call" and tail_name(callee_name(node)) in PERMUTATIONS:
-                found.append(Sampling("shuffle", [Evidence(
-                    "sampler", _span(ctx, node, stmt), "permutation then fixed-size slices")],
-                    population=(ctx, node[2][0]) if node[2] else None,
-                    batch=self._slice_width(ctx)))
             elif node[0] == "cmp" and node[1] in ("<", "<=") and node[2][0] == "call" \
                     and calls_in("uniform_draws", node[2], ctx, self.index):
                 draw = node[2]
@@ -449,10 +515,102 @@ class SamplingAnalyzer:
                 found.extend(self._input_fn(node, ctx, stmt))
             elif node[0] == "call" and tail_name(callee_name(node)) == "fit" \
                     and "batch_size" in node[3]:
-                found.append(Sampling("shuffle", [Evidence(
-                    "sampler", _span(ctx, node, stmt), "Keras fit(batch_size=...): shuffled "
-                    "fixed-size batches")], (ctx, node)))
+                shuffled = self._flag(node[3]["shuffle"], ctx) if "shuffle" in node[3] else True
+                scheme = {True: "shuffle", False: "sequential"}.get(shuffled, "shuffled-or-sequential")  # type: ignore[arg-type]
+                found.append(of_scheme(scheme, [Evidence(
+                    "sampler", _span(ctx, node, stmt), f"Keras fit(batch_size=...): {_title(scheme)}")],
+                    (ctx, node)))
         return found
+
+    def _drawn_indices(self, api: SamplerApi, call: IR, stmt: dict[str, Any], ctx: Ctx,
+                       steps: tuple[Ctx, IR] | None, subscript: IR | None,
+                       indexes: bool) -> Sampling | None:
+        """An index draw of the table: a permutation cut into consecutive slices is shuffle,
+        the prefix of a fresh permutation a fixed-size subset; a draw of B indices (inside a
+        loop, used to index the data) selects by its switch (``replace=``); a draw with
+        replacement compared for equality with a batch number assigns examples to batches
+        (balls-and-bins). A draw used for anything else (random labels) is not a sampler."""
+        span = _span(ctx, call, stmt)
+        name = callee_name(call)
+        population = api.population.of(call[2], call[3]) if api.population else None
+        found: dict[str, Any] = {"population": (ctx, population) if population is not None else None}
+        prefix = _prefix(subscript) if subscript is not None else None
+        if api.role == "permutation":
+            if prefix is None:
+                return of_scheme("shuffle", [Evidence("sampler", span, "permutation then fixed-size slices")],
+                                 batch=self._slice_width(ctx), **found)
+            return of_scheme("fixed-subsets", [Evidence(
+                "sampler", span, f"the first B of a fresh {name}(...) every time: {_title('fixed-subsets')}")],
+                batch=(ctx, prefix), steps=steps, **found)
+        use = "index" if indexes else self._use_of(stmt, ctx)
+        if stmt["ld"] < 1 or use is None:
+            return None
+        scheme = self._selected(api, call, ctx)
+        size = api.size.of(call[2], call[3]) if api.size else None
+        if scheme == "with-replacement" and use == "allocation":
+            # the draw's range is the number of batches M, its size the dataset: batches of N/M
+            batches = (ctx, ["b", "/", size, population]) if size is not None and population is not None else None
+            return of_scheme("balls-and-bins", [Evidence(
+                "sampler", span, f"{name}(...) gives every example a batch number, compared with the "
+                "batch in turn: balls-and-bins (random allocation)")],
+                population=(ctx, size) if size is not None else None, batch=batches)
+        return of_scheme(scheme, [Evidence("sampler", span, f"{name}(...): {_title(scheme)}")],
+                         batch=(ctx, _first_item(size)) if size is not None else None, steps=steps, **found)
+
+    def _use_of(self, stmt: dict[str, Any], ctx: Ctx) -> str | None:
+        """How the names ``stmt`` assigns are used in its scope: ``"allocation"`` when compared
+        for equality (``bins == b``: a batch number per example), ``"index"`` when they index
+        something (``x[idx]``) or a loop runs over them (``for i in idx``), None otherwise
+        (random labels passed to a loss are not a batch selection)."""
+        names = set(assigned_names(stmt["t"])) if stmt["k"] == "assign" else set()
+        scope = self.index.scope(ctx)
+        if not names or scope is None:
+            return None
+        use = None
+        for other in scope["stmts"]:
+            for node in walk(other["e"]):
+                if node[0] == "cmp" and node[1] == "==" and any(
+                        side[0] == "r" and side[1] in names for side in (node[2], node[3])):
+                    return "allocation"
+                if node[0] == "i" and any(n[0] == "r" and n[1] in names for n in walk(node[2])):
+                    use = "index"
+            if other["k"] == "for" and any(n[0] == "r" and n[1].split(".")[0] in names
+                                           for n in walk(other["e"])):
+                use = "index"
+        return use
+
+
+def _agreed(group: list[Sampling]) -> Sampling:
+    """One decision from decisions of the same coarse kind. Once-per-epoch fixed-size schemes
+    that differ (a permutation drawn once, then batches taken in order by a non-shuffling input
+    fn: a persistent shuffle) are "shuffle", whose witness and guarantee hold for every one of
+    them; a "sequential" witness would assume an order the adversary knows."""
+    first = group[0]
+    schemes = {d.sampler for d in group}
+    kinds = sampler_table().kinds
+    if len(schemes) > 1 and all(s in kinds and kinds[s].fixed_size and kinds[s].once_per_epoch for s in schemes):
+        return replace(first, scheme="shuffle", evidence=[e for d in group for e in d.evidence])
+    return first
+
+
+def _title(scheme: str) -> str:
+    """The table's title of a kind (``unknown`` for none)."""
+    return sampler_table().kinds[scheme].title if scheme in sampler_table().kinds else scheme
+
+
+def _prefix(index: IR) -> IR | None:
+    """B of a prefix slice ``[:B]`` / ``[0:B]`` (no step), else None."""
+    if index[0] != "slice" or len(index) < 4:
+        return None
+    lower, upper, step = index[1], index[2], index[3]
+    if lower not in (["c", None], ["n", 0]) or step != ["c", None] or upper == ["c", None]:
+        return None
+    return upper
+
+
+def _first_item(size: IR) -> IR:
+    """The batch size of a draw's size argument: ``B``, or the one item of ``(B,)``."""
+    return size[1][0] if size[0] == "t" and len(size[1]) == 1 else size
 
 
 def loader_dataset(call: IR) -> IR | None:

@@ -57,8 +57,8 @@ def _findings_of(pipeline: Pipeline, project: Project, rules: Registry) -> Itera
         fired = _hits((r for r in rules.pipeline_rules if r.fallback), pipeline, project)
     for rule, hit in fired:
         yield Finding(
-            rule=rule.id, severity=rules.severity(rule.id), span=hit.span, message=hit.message(),
-            pipeline=pipeline.entry,
+            rule=rule.id, severity=hit.severity(rules.severity(rule.id)), span=hit.span,
+            message=hit.message(), pipeline=pipeline.entry,
             # the other sites; the library evidence stays even on the finding's own line: it
             # says how the release was decided, which DP105's short message leaves out
             evidence=tuple(e for e in pipeline.evidence

@@ -1,4 +1,5 @@
-"""DP104 low-noise-shuffle: shuffled batches with sigma below 1/sqrt(2 ln M).
+"""DP104 low-noise-shuffle: sampling that puts every example in one batch per epoch (shuffled,
+sequential, buffered, balls-and-bins) with sigma below 1/sqrt(2 ln M).
 
 M is the number of batches per epoch (floor(N/b) with ``drop_last``, else ceil(N/b)); below
 that threshold no favourable guarantee exists for shuffled DP-SGD
@@ -11,12 +12,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from dpcheck.model import Pipeline, Role, SamplingKind
+from dpcheck.model import Pipeline, Role
 from dpcheck.pipelines.params import batches_per_epoch
 from dpcheck.privacy.shuffle import sigma_threshold
 from dpcheck.project import Project
 from dpcheck.rules.anchors import entry, users_side
 from dpcheck.rules.rule import BoundPolicy, Hit, PipelineRule
+from dpcheck.samplers import kind_of_pipeline
 
 
 @dataclass(frozen=True)
@@ -26,15 +28,17 @@ class LowNoiseShuffle(Hit):
     sigma: float
     threshold: float
     rounds: int
+    kind: str
 
     def message(self) -> str:
         return (f"noise multiplier {self.sigma:g} < 1/sqrt(2 ln M) = {self.threshold:.3f} with "
-                f"M = {self.rounds} shuffled batches per epoch: no favourable privacy guarantee "
-                "exists")
+                f"M = {self.rounds} batches per epoch ({self.kind}): no favourable privacy "
+                "guarantee exists")
 
 
 def check(pipeline: Pipeline, project: Project) -> Iterator[LowNoiseShuffle]:
-    if pipeline.sampling != SamplingKind.SHUFFLE:
+    kind = kind_of_pipeline(pipeline.sampler, pipeline.sampling.value)
+    if kind is None or not kind.dp104:
         return
     sigma = pipeline.params.get("sigma")
     rounds = batches_per_epoch(pipeline.params)
@@ -43,7 +47,7 @@ def check(pipeline: Pipeline, project: Project) -> Iterator[LowNoiseShuffle]:
     threshold = sigma_threshold(rounds)
     if sigma.value < threshold:
         span = users_side(pipeline, Role.NOISE) or sigma.span or entry(pipeline)
-        yield LowNoiseShuffle(span, sigma.value, threshold, rounds)
+        yield LowNoiseShuffle(span, sigma.value, threshold, rounds, kind.title)
 
 
 RULE = PipelineRule("DP104", check, BoundPolicy("shuffle"))

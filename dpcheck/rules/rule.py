@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from dpcheck.model import Finding, Pipeline, Span
+from dpcheck.model import Finding, Pipeline, Severity, Span
 from dpcheck.parse.analysis import FileAnalysis
 from dpcheck.project import Project
 
@@ -36,6 +36,11 @@ class Hit(ABC):
     def fallback_context(self) -> str:
         """The finding's context when the anchor line has no text (an undecodable file)."""
         return ""
+
+    def severity(self, catalog: Severity) -> Severity:
+        """The finding's severity: the catalog's, unless the hit itself is milder (DP102 on a
+        sampling scheme whose privacy is close to the accountant's assumption)."""
+        return catalog
 
 
 @dataclass(frozen=True)

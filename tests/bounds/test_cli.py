@@ -62,10 +62,52 @@ def test_easgm_small_setting_has_witness_and_guarantee(capsys: pytest.CaptureFix
     assert out["verdict"] == "violated"
 
 
-def test_shuffle_is_unsupported(capsys: pytest.CaptureFixture[str]) -> None:
+def test_shuffle_report_carries_witness_guarantee_and_numbers(capsys: pytest.CaptureFixture[str]) -> None:
+    """M = 200 shuffled batches, 8 epochs at sigma = 1: the Poisson PLD claim (eps ~ 1.3) is
+    crossed by the 8-epoch max-statistic witness (Chua et al. found such gaps); the guarantee is
+    sqrt(8)-GDP. Every number the text prints is a JSON field."""
     out = run_json(capsys, "shuffle", "--sigma", "1", "--batch-size", "250", "--N", "50000", "--epochs", "8")
-    assert out["inputs"]["rounds_per_epoch"] == 200
-    assert out["verdict"] == "unsupported"
+    assert out["inputs"]["rounds_per_epoch"] == 200 and out["inputs"]["sampler"] == "shuffle"
+    assert out["verdict"] == "violated"
+    assert out["adjacency"]["relation"] == "zero-out"
+    numbers = out["numbers"]
+    assert numbers["M"] == 200 and numbers["epochs"] == 8 and numbers["mu"] == pytest.approx(math.sqrt(8))
+    assert set(numbers) >= {"threshold_sigma", "kappa_sub", "separation", "kappa_closed_form"}
+    assert out["witness_one_epoch"]["epsilon_at_delta"] < out["witness"]["epsilon_at_delta"]
+    assert out["witness"]["epsilon_at_delta"] < out["guarantee"]["epsilon_at_delta"]
+    crossing = out["crossing"]
+    assert 0.0 < crossing["alpha"] < 1.0 and crossing["beta_witness"] < crossing["beta_claimed"]
+    assert set(out["computation"]) == {"claimed", "witness", "guarantee"}
+    assert out["computation"]["guarantee"].startswith("closed form")
+
+
+def test_shuffle_paper_setting_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    """The shuffle paper's own setting: M = N = 1.14e6 rounds of batch size 1, one epoch. It was
+    refused (T > 1e6); the claim's PLD, the witness and the GDP guarantee do not grow with T."""
+    out = run_json(capsys, "shuffle", "--N", "1140000", "--batch-size", "1", "--sigma", "1", "--epochs", "1")
+    assert out["numbers"]["M"] == 1_140_000 and out["inputs"]["steps"] == 1_140_000
+    assert out["guarantee"]["epsilon_at_delta"] == pytest.approx(4.377178096, rel=1e-7)  # math-spec §2.3
+    assert "PLD of T=1,140,000 rounds" in out["computation"]["claimed"]
+    assert out["witness"]["epsilon_at_delta"] <= out["claimed"]["epsilon_at_delta"]
+
+
+@pytest.mark.parametrize("sampler, witness, guarantee", [
+    ("sequential", "standard", "standard"),
+    ("buffered-shuffle", "paper", "standard"),
+    ("shuffled-or-sequential", "paper", "standard"),
+    ("balls-and-bins", "paper", "standard"),
+    ("fixed-subsets", None, "standard"),
+    ("with-replacement", None, None),
+])
+def test_every_sampler_gets_its_bound(capsys: pytest.CaptureFixture[str], sampler: str, witness: str | None,
+                                      guarantee: str | None) -> None:
+    out = run_json(capsys, "shuffle", "--sigma", "1", "--batch-size", "250", "--N", "50000", "--epochs", "4",
+                   "--sampler", sampler)
+    assert out["sampler"]["kind"] == sampler
+    assert (out["witness"] or {}).get("label") == witness
+    assert (out["guarantee"] or {}).get("label") == guarantee
+    if guarantee is None:
+        assert out["verdict"] == "unsupported" and any("no valid accountant" in n for n in out["notes"])
 
 
 @pytest.mark.parametrize("args, word", [
@@ -77,6 +119,7 @@ def test_shuffle_is_unsupported(capsys: pytest.CaptureFixture[str]) -> None:
     (["shuffle", "--sigma", "1", "--batch-size", "200", "--N", "100", "--epochs", "1"], "batch size"),
     (["sgm", "--sigma", "1", "--q", "0.1", "--steps", "10", "--delta", "1"], "delta"),
     (["sgm", "--sigma", "1", "--q", "0.1", "--steps", "10", "--delta", "0"], "delta"),
+    (["sgm", "--sigma", "1", "--q", "0.1", "--steps", "10", "--sampler", "sequential"], "--sampler"),
 ])
 def test_bad_parameters_exit_2_naming_them(args: list[str], word: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["bound", *args]) == 2

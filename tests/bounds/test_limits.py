@@ -39,17 +39,18 @@ def test_tiny_sigma_exits_2_naming_sigma_and_the_floor(capsys: pytest.CaptureFix
     assert "sigma must be >= 0.001" in err and "no privacy" in err and "34" not in err
 
 
-def test_too_many_steps_exits_2_quickly(capsys: pytest.CaptureFixture[str]) -> None:
-    start = time.perf_counter()
-    err = run_error(capsys, "sgm", "--sigma", "1", "--q", "0.01", "--steps", "100000000")
-    assert time.perf_counter() - start < 2.0
-    assert "steps T=100000000" in err and "1,000,000" in err
+def test_long_runs_are_computed_and_say_how(capsys: pytest.CaptureFixture[str]) -> None:
+    """10^8 rounds used to be refused; the PLD composition costs 2 log2 T products on a bounded
+    grid (the cost is recorded in bench/RESULTS.md, not timed here)."""
+    out = run_json(capsys, "sgm", "--sigma", "1", "--q", "1e-6", "--steps", "100000000")
+    assert out["computation"]["claimed"].startswith("curve: PLD of T=100,000,000 rounds: 37 FFT products")
+    assert 0.0 < out["claimed"]["epsilon_at_delta"] < 1.0
 
 
-def test_too_many_epochs_names_the_derived_steps(capsys: pytest.CaptureFixture[str]) -> None:
-    err = run_error(capsys, "feasgm", "--sigma", "1", "--batch-size", "256", "--N", "60000", "--epochs", "1e9",
+def test_rounds_beyond_2_53_exit_2_naming_the_derived_steps(capsys: pytest.CaptureFixture[str]) -> None:
+    err = run_error(capsys, "feasgm", "--sigma", "1", "--batch-size", "256", "--N", "60000", "--epochs", "1e14",
                     "--opacus-divisor")
-    assert "steps T=" in err and "epochs" in err
+    assert "steps T=" in err and "epochs" in err and "2^53" in err
 
 
 def test_sigma_and_target_epsilon_are_mutually_exclusive(capsys: pytest.CaptureFixture[str]) -> None:

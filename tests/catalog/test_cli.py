@@ -60,9 +60,10 @@ def test_explain_renders_the_page_for_a_terminal(capsys: pytest.CaptureFixture[s
     # the full example projects only on request (the page has them)
     assert all(e.name not in out for e in rule.examples)
     assert f"{len(rule.examples)} full example projects: dpcheck explain DP102 --examples" in out
-    assert len(out.splitlines()) < 150
     assert main(["explain", "DP102", "--examples"]) == 0
     full = capsys.readouterr().out
+    # the page stays readable: the example projects are what makes it long
+    assert 2 * len(out.splitlines()) < len(full.splitlines())
     assert all(e.name in full for e in rule.examples) and "```" not in full
 
 

@@ -19,8 +19,8 @@ FINDING_KEYS = {
     "rule", "severity", "path", "cell", "line", "column", "message", "pipeline", "evidence",
     "bound"
 }
-PIPELINE_KEYS = {"entry", "cell", "line", "mechanism", "sampling", "accountant", "params",
-                 "evidence"}
+PIPELINE_KEYS = {"entry", "cell", "line", "mechanism", "sampling", "sampler", "accountant",
+                 "params", "evidence"}
 SPAN_KEYS = ["path", "cell", "line", "column", "end_line", "end_column"]
 
 
