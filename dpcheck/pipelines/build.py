@@ -31,6 +31,7 @@ from dpcheck.pipelines.index import ProjectIndex
 from dpcheck.pipelines.opacus_usage import (
     ENTRY_CALLS,
     OpacusUsage,
+    clips_only,
     find_usage,
     loader_decides,
     normalization,
@@ -287,6 +288,9 @@ class PipelineBuilder:
                     index: ProjectIndex) -> Pipeline | None:
         handwritten = HandwrittenAnalyzer(index)
         usage = find_usage(index, scopes)
+        clipping = clips_only(usage, Evaluator(index)) if usage is not None else None
+        if clipping is not None:
+            usage = None  # the noise is the project's: its own update is the mechanism
         update = handwritten.analyze(scopes) if usage is None else None
         optimizer = find_optimizer(index, scopes) if usage is None else None
         if usage is not None:
@@ -294,6 +298,8 @@ class PipelineBuilder:
         elif update is not None and update.is_dp_sgd:
             analysis = self._handwritten(update)
             analysis.evidence[:0] = handwritten.hand_over(update)
+            if clipping is not None:
+                analysis.evidence.insert(0, clipping)
         elif optimizer is not None:
             analysis = self._tf_privacy(index, *optimizer)
         else:
