@@ -157,7 +157,7 @@ def clips_only(usage: OpacusUsage, evaluator: Evaluator) -> Evidence | None:
         if not isinstance(call, Call) or "noise_multiplier" not in call.kwargs:
             continue
         line = call.keyword_lines.get("noise_multiplier", call.position[0])
-        value = evaluator.value(call.kwargs["noise_multiplier"], Ctx(ctx.path, ctx.scope, line))
+        value = evaluator.value(call.kwargs["noise_multiplier"], ctx)  # read at its statement
         if value is not None and value.value == 0 and value.source in FIXED_SOURCES:
             return Evidence("noise", Span(ctx.path, line),
                             "Opacus is given noise_multiplier=0: it only clips, the noise is "
