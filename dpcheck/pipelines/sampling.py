@@ -11,7 +11,8 @@ loop over ``range`` that draws ``next(it)`` from
 found in the same scopes: Bernoulli masks (``rand(n) < q``, ``rand(n) > 1 - q``) are Poisson;
 permutations and fixed slices are shuffle. Training fed by TF without a Python loop is read
 from where its batches are made: a tf.data ``.shuffle().batch(B)`` chain, an estimator ``numpy_input_fn`` (shuffled or
-sequential fixed batches), Keras ``fit(batch_size=...)``.
+sequential fixed batches), Keras ``fit(batch_size=...)``, a Hugging Face dataset's
+``to_tf_dataset(batch_size=B, shuffle=...)`` (``hf_datasets``: fixed batches, shuffled or not).
 """
 
 from __future__ import annotations
@@ -26,12 +27,14 @@ from dpcheck.pipelines.binding import Binding
 from dpcheck.pipelines.divisor import BERNOULLI, UNIFORM, DivisorClassifier
 from dpcheck.pipelines.generators import Yielded, yielded_batches
 from dpcheck.pipelines.handwritten import assigned_names
+from dpcheck.pipelines.hf_datasets import is_to_tf_dataset
 from dpcheck.pipelines.hf_trainer import inherited_loader, sampler_method
 from dpcheck.pipelines.index import ProjectIndex
 from dpcheck.pipelines.returned import returned_item
 from dpcheck.pipelines.scope import Ctx
 from dpcheck.pipelines.values import READ_AT, Evaluator
 from dpcheck.sites.ir import IR, callee_name, tail_name, walk
+from dpcheck.sites.nodes import Call
 
 POISSON_SAMPLERS = frozenset({"UniformWithReplacementSampler", "DPDataLoader",
                               "from_data_loader", "DistributedUniformWithReplacementSampler"})
@@ -197,6 +200,8 @@ class SamplingAnalyzer:
             return self.loader(inner, ctx, depth + 1) if inner else Sampling()
         if tail == "DataLoader":
             return self._data_loader(ir, ctx, span, depth)
+        if is_to_tf_dataset(self.index, ir, ctx):
+            return self._to_tf_dataset(ir, ctx)
         if tail == "batch":
             chain = [n for n in walk(ir)
                      if n[0] == "call" and tail_name(callee_name(n)) == "shuffle"]
@@ -341,6 +346,17 @@ class SamplingAnalyzer:
                     "or sequential")
         return Sampling("shuffle", [Evidence("sampler", span, note)], (ctx, ir))
 
+    def _to_tf_dataset(self, call: Call, ctx: Ctx) -> Sampling:
+        """``to_tf_dataset`` of a Hugging Face dataset: fixed-size batches, of a shuffled order
+        with ``shuffle=True``, in order without it (the library's default is False)."""
+        flag = call.kwargs.get("shuffle")
+        shuffled = False if flag is None else self._flag(flag, ctx)
+        order = {True: "shuffled", False: "sequential"}.get(shuffled, "shuffled or sequential")
+        return Sampling("shuffle", [Evidence(
+            "sampler", Span(ctx.path, *call.position),
+            f"datasets to_tf_dataset(shuffle={shuffled}): {order} fixed-size batches")],
+            (ctx, call))
+
     def _opacus(self, call: IR, ctx: Ctx, depth: int) -> Sampling:
         flag = call[3].get("poisson_sampling")
         span = Span(ctx.path, *call[4])
@@ -445,6 +461,9 @@ class SamplingAnalyzer:
                     population=(ctx, draw[2][0]) if draw[2] else None))
             elif node[0] == "call" and tail_name(callee_name(node)) in INPUT_FNS:
                 found.extend(self._input_fn(node, ctx, stmt))
+            elif is_to_tf_dataset(self.index, node, ctx) and not any(
+                    _EVAL_NAME.search(t) for t in assigned_names(stmt["t"])):
+                found.append(self._to_tf_dataset(node, ctx))
             elif node[0] == "call" and tail_name(callee_name(node)) == "fit" \
                     and "batch_size" in node[3]:
                 found.append(Sampling("shuffle", [Evidence(
@@ -455,7 +474,10 @@ class SamplingAnalyzer:
 
 def loader_dataset(call: IR) -> IR | None:
     """The dataset a loader call batches: ``DataLoader(dataset)``/``dataset=``, the ``x`` of an
-    estimator input fn (the first array of an ``x={'name': array}`` dict)."""
+    estimator input fn (the first array of an ``x={'name': array}`` dict), the dataset whose
+    ``to_tf_dataset`` made the batches (a call ``SamplingAnalyzer`` took for that method)."""
+    if isinstance(call, Call) and call.method == "to_tf_dataset":
+        return call.receiver
     if tail_name(callee_name(call)) in INPUT_FNS:
         data = call[3].get("x", call[2][0] if call[2] else None)
         if data is not None and data[0] == "d":
