@@ -22,6 +22,7 @@ from typing import Any
 from dpcheck.model import NO_ACCOUNTANT, Accountant, Evidence, Pipeline, Span, Undecided
 from dpcheck.pipelines.accountants import AccountantCall, AccountantFinder
 from dpcheck.pipelines.engine_patch import patched_callees
+from dpcheck.pipelines.full_batch import full_batch
 from dpcheck.pipelines.handwritten import (
     NOISE_TAILS,
     HandwrittenAnalyzer,
@@ -309,6 +310,7 @@ class PipelineBuilder:
         params = ParamCollector(index, self.project.overrides)
         values = params.collect(usage, update, sampling, accountants, scopes, optimizer)
         accountant = self._accountant(accountants, params)
+        sampling = full_batch(sampling, accountant) or sampling
         evidence = [*self._dispatch_evidence(), *sampling.evidence, *analysis.evidence]
         if params.accumulation is not None:
             evidence.append(params.accumulation.evidence())

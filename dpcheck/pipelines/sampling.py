@@ -47,6 +47,9 @@ INPUT_FNS = frozenset({"numpy_input_fn", "pandas_input_fn"})
 #: Receivers whose ``shuffle(x)`` permutes ``x`` in place (anything else is a tf.data dataset).
 RANDOM_MODULES = ("random", "rng", "generator", "np", "numpy")
 _EVAL_NAME = re.compile(r"(test|val|eval|valid)", re.I)
+#: The note of a pipeline in which no sampling site at all was found (no loop over a loader, no
+#: index draw): ``full_batch`` reads it.
+NO_SAMPLING = "no training loop over a data loader or sampled indices found"
 #: Calls that make a loop over a loader a training loop (``step*`` too: ``step_dp``).
 TRAINING_CALLS = frozenset({"backward", "virtual_step", "apply_gradients", "minimize"})
 
@@ -117,7 +120,7 @@ class SamplingAnalyzer:
             if len(kinds) > 1:
                 return Sampling("unknown", [e for d in group for e in d.evidence],
                                 note="the training loops sample in different ways")
-        return Sampling(note="no training loop over a data loader or sampled indices found")
+        return Sampling(note=NO_SAMPLING)
 
     def _runs_once(self, ctx: Ctx, entry: Ctx, depth: int = 0) -> bool:
         """Whether the scope ``ctx`` runs once per run of ``entry``: it is the entry, or its one
