@@ -83,3 +83,27 @@ def test_an_unreadable_dp_library_line_is_one_problem_naming_file_and_line(
     assert problem.path == tmp_path / "requirements.txt"
     assert problem.message.startswith("requirements.txt:2: invalid requirement")
     assert fragment in problem.message and "\n" not in problem.message
+
+
+def test_a_scan_reports_no_scan_error_for_them_and_names_the_unread_setup_py(
+        tmp_path: Path) -> None:
+    """End to end: another library's PEP 440-rejected line and a computed install_requires
+    are no scan errors; the Opacus release left undecided says where pins may hide (DP105)."""
+    from dpcheck import engine
+
+    files = {
+        "requirements.txt": "torch~=2.6.0+cu118\nnumpy\n",
+        "setup.py": ("import setuptools\n\n"
+                     "with open('requirements.txt') as f:\n    DEPS = f.read().split()\n\n"
+                     "setuptools.setup(name='study', install_requires=[d for d in DEPS])\n"),
+        "train.py": ("import torch\nfrom opacus import PrivacyEngine\n"
+                     "engine = PrivacyEngine(torch.nn.Linear(2, 2), batch_size=10, "
+                     "sample_size=100, noise_multiplier=1.0, max_grad_norm=1.0, poisson=True)\n"
+                     "engine.attach(torch.optim.SGD([], lr=0.1))\n"),
+    }
+    for name, text in files.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    result = engine.scan(engine.ScanOptions(paths=[tmp_path], use_cache=False, jobs=1))
+    assert result.errors == []
+    [dp105] = [f for f in result.findings if f.rule == "DP105"]
+    assert "setup.py:6: install_requires is computed" in dp105.message
