@@ -13,6 +13,10 @@ any epoch a training run takes (10^12 optimizer steps); its threshold is 1/sqrt(
 0.1345, so sigma < 0.134 (the sigma = 0.1 of low-noise experiments: M would have to exceed
 5·10^21) is flagged whatever N and the batch size are, and the message says that M was bounded,
 not counted.
+
+A noise multiplier of zero is not low noise but no mechanism at all: the run has DP switched off
+(a ``--noise 0`` default, a non-private baseline) and makes no privacy claim for this rule to
+refute, so it is left out.
 """
 
 from __future__ import annotations
@@ -65,8 +69,8 @@ def check(pipeline: Pipeline, project: Project) -> Iterator[LowNoiseShuffle]:
     if pipeline.sampling != SamplingKind.SHUFFLE:
         return
     sigma = pipeline.params.get("sigma")
-    if sigma is None or sigma.value is None:
-        return
+    if sigma is None or sigma.value is None or sigma.value <= 0:
+        return  # no noise: DP switched off (a non-private run), not a low-noise DP run
     span = users_side(pipeline, Role.NOISE) or sigma.span or entry(pipeline)
     rounds = batches_per_epoch(pipeline.params)
     if rounds is not None:

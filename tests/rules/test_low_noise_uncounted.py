@@ -98,3 +98,11 @@ def test_poisson_sampling_is_outside_the_rule_even_at_low_noise(tmp_path: Path) 
     [pipeline] = build_pipelines(project)
     assert pipeline.sampling == "poisson"
     assert list(check(pipeline, project)) == []
+
+
+def test_a_zero_noise_multiplier_is_dp_switched_off_not_low_noise(tmp_path: Path) -> None:
+    """sigma = 0 adds no noise: a non-private run (a switched-off default), with nothing for
+    DP104 to refute, whether M is counted or only bounded."""
+    for name, dataset, batch in (("bounded", UNSIZED, "args.batch"), ("counted", SIZED, "64")):
+        _, hits, findings = _hits(tmp_path / name, 0, dataset=dataset, batch=batch)
+        assert hits == [] and "DP104" not in {f.rule for f in findings}, name
