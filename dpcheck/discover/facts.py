@@ -19,18 +19,21 @@ from packaging.utils import canonicalize_version
 from dpcheck.discover.commit_pins import opacus_history, place_commit_pins
 from dpcheck.discover.installed import InstalledLibrary, find_installed
 from dpcheck.discover.pins import DP_LIBRARIES, Pin, PinProblem, canonical_library, read_pins
+from dpcheck.discover.requirement import Unread
 from dpcheck.discover.vendored import find_bundled
 
 
 @dataclass(frozen=True)
 class ProjectFacts:
-    """Pins (in ``read_pins`` order: shallowest file first), installed DP libraries, and the
-    problems met reading dependency files, each a ``PinProblem(path, message)``."""
+    """Pins (in ``read_pins`` order: shallowest file first), installed DP libraries, the
+    problems met reading dependency files, each a ``PinProblem(path, message)``, and the
+    requirements valid files compute (``Unread``), which dpcheck cannot read."""
 
     root: Path
     pins: tuple[Pin, ...]
     installed: tuple[InstalledLibrary, ...]
     problems: tuple[PinProblem, ...]
+    unread: tuple[Unread, ...] = ()
 
     def pin(self, library: str, near: str | None = None) -> Pin | None:
         """The pin that decides ``library``'s version: the first exact pin (``version`` set),
@@ -43,6 +46,13 @@ class ProjectFacts:
         if near is not None:
             pins = _nearest(pins, PurePosixPath(near))
         return next((p for p in pins if p.version is not None), pins[0] if pins else None)
+
+    def unread_near(self, near: str) -> tuple[Unread, ...]:
+        """The computed requirements of the dependency files in the folders above ``near`` (a
+        root-relative POSIX path): where pins of the project that runs ``near`` may hide."""
+        path = PurePosixPath(near)
+        return tuple(u for u in self.unread
+                     if _project_folder(u.span.path) in path.parents)
 
     def installed_library(self, library: str) -> InstalledLibrary | None:
         """The installed copy of ``library`` found for this project, or None."""
@@ -70,7 +80,7 @@ def collect_facts(root: Path, dependency_files: Sequence[Path]) -> ProjectFacts:
         if (found := _installed(root, library, bundled.get(library))) is not None
     )
     problems = result.problems + _conflicts(root, pins)
-    return ProjectFacts(root, pins, installed, problems)
+    return ProjectFacts(root, pins, installed, problems, result.unread)
 
 
 def _installed(root: Path, library: str,
@@ -87,17 +97,18 @@ def _nearest(pins: list[Pin], near: PurePosixPath) -> list[Pin]:
     folder does)."""
 
     def depth(pin: Pin) -> int:
-        folder = _project_folder(pin)
+        folder = _project_folder(pin.span.path)
         return len(folder.parts) if folder in near.parents else -1
 
     best = max(map(depth, pins), default=-1)
     return [p for p in pins if depth(p) == best >= 0]
 
 
-def _project_folder(pin: Pin) -> PurePosixPath:
-    """The folder of the project whose dependency file holds ``pin``; a ``requirements/``
-    folder counts as its parent, since it holds that project's requirement files."""
-    folder = PurePosixPath(pin.span.path).parent
+def _project_folder(dependency_file: str) -> PurePosixPath:
+    """The folder of the project whose dependency file is ``dependency_file``; a
+    ``requirements/`` folder counts as its parent, since it holds that project's requirement
+    files."""
+    folder = PurePosixPath(dependency_file).parent
     return folder.parent if folder.name == "requirements" else folder
 
 
@@ -108,7 +119,7 @@ def _conflicts(root: Path, pins: tuple[Pin, ...]) -> tuple[PinProblem, ...]:
     groups: dict[tuple[str, PurePosixPath], list[Pin]] = {}
     for pin in pins:
         if pin.version is not None:
-            groups.setdefault((pin.library, _project_folder(pin)), []).append(pin)
+            groups.setdefault((pin.library, _project_folder(pin.span.path)), []).append(pin)
     for (library, _), exact in groups.items():
         if len({canonicalize_version(p.version or "") for p in exact}) > 1:
             where = ", ".join(f"{p.version} ({p.span.path}:{p.span.line})" for p in exact)

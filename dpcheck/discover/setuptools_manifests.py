@@ -3,7 +3,9 @@
 In setup.py the ``install_requires`` and ``extras_require`` keywords of a ``setup(...)`` call are
 read when they are literal: lists, tuples, dicts of lists, string concatenations with ``+``, and
 module-level constants referenced by name. Anything computed (a file read, a comprehension) is
-reported as a problem, since pins hidden there cannot be known statically.
+valid setuptools input that dpcheck does not run: it is no problem, but an ``Unread`` entry, told
+to the user where a DP library's version is then undecided (pins hidden there cannot be known
+statically).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import PositionProvider
 
-from dpcheck.discover.requirement import PinsResult, Source, combine, requirement_pins
+from dpcheck.discover.requirement import PinsResult, Source, Unread, combine, requirement_pins
 
 _SETUP_KEYWORDS = ("install_requires", "extras_require")
 _SETUP_CALL = m.Call(func=m.Name("setup") | m.Attribute(attr=m.Name("setup")))
@@ -46,8 +48,8 @@ def read_setup_py(source: Source) -> PinsResult:
                 strings = _requirement_strings(arg.value, constants, frozenset())
             except _NotLiteral as exc:
                 line = positions[exc.node].start.line
-                message = f"{arg.keyword.value} is not a literal list; its pins cannot be read"
-                results.append(source.problem(message, line))
+                what = f"{arg.keyword.value} is computed (dpcheck reads setup.py, never runs it)"
+                results.append(PinsResult(unread=(Unread(source.span(line), what),)))
                 continue
             results.extend(
                 requirement_pins(str(node.evaluated_value), source, positions[node].start.line)

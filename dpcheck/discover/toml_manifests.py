@@ -2,7 +2,9 @@
 
 TOML parsers keep no positions, so each pin's line is found back in the text
 (``Source.find_line``): the first line after the table's header holding the quoted requirement
-string (PEP 621) or the key (Poetry, Pipfile).
+string (PEP 621) or the key (Poetry, Pipfile). Poetry's constraints (caret, tilde, unions,
+space-separated ranges) are read by Poetry's own parser (``requirement.poetry_specifier``),
+Pipfile's as PEP 440.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from dpcheck.discover.requirement import (
     canonical_library,
     combine,
     constraint_specifier,
+    poetry_specifier,
     requirement_pins,
     url_specifier,
 )
@@ -50,7 +53,7 @@ def read_pyproject(source: Source) -> PinsResult:
     poetry = tool.get("poetry") if isinstance(tool, dict) else None
     if isinstance(poetry, dict):
         for header, table in _poetry_tables(poetry):
-            results.append(_constraint_table(table, source, header))
+            results.append(_constraint_table(table, source, header, poetry_specifier))
     return combine(results)
 
 
@@ -60,7 +63,7 @@ def read_pipfile(source: Source) -> PinsResult:
     if isinstance(data, PinsResult):
         return data
     return combine(
-        _constraint_table(table, source, f"[{name}]")
+        _constraint_table(table, source, f"[{name}]", constraint_specifier)
         for name, table in data.items()
         if name not in _PIPFILE_NON_PACKAGE_TABLES and isinstance(table, dict)
     )
@@ -108,9 +111,13 @@ def _quotes(text: str) -> Callable[[str], bool]:
     return lambda line: f'"{text}"' in line or f"'{text}'" in line
 
 
-def _constraint_table(table: object, source: Source, header: str) -> PinsResult:
+Reader = Callable[[str], tuple[str, str | None]]
+
+
+def _constraint_table(table: object, source: Source, header: str, read: Reader) -> PinsResult:
     """Pins of a Poetry/Pipfile table ``name = constraint``: a constraint string, a table with
-    ``version`` or a VCS/url/path source, or (Poetry) a list of such tables."""
+    ``version`` or a VCS/url/path source, or (Poetry) a list of such tables; ``read`` reads a
+    version constraint in the file's own syntax (Poetry's or Pipfile's)."""
     results: list[PinsResult] = []
     for name, value in _items(table):
         library = canonical_library(name)
@@ -121,7 +128,7 @@ def _constraint_table(table: object, source: Source, header: str) -> PinsResult:
         raw = source.lines[line - 1].strip() if source.lines else name
         for constraint in value if isinstance(value, list) else [value]:
             try:
-                specifier, version = _constraint(constraint)
+                specifier, version = _constraint(constraint, read)
             except ValueError as exc:
                 results.append(source.problem(f"{name}: {exc}", line))
                 continue
@@ -129,13 +136,13 @@ def _constraint_table(table: object, source: Source, header: str) -> PinsResult:
     return combine(results)
 
 
-def _constraint(value: object) -> tuple[str, str | None]:
+def _constraint(value: object, read: Reader) -> tuple[str, str | None]:
     if isinstance(value, str):
-        return constraint_specifier(value)
+        return read(value)
     if not isinstance(value, dict):
         raise ValueError(f"unsupported constraint {value!r}")
     if "version" in value:
-        return constraint_specifier(str(value["version"]))
+        return read(str(value["version"]))
     if any(vcs in value for vcs in _VCS_KEYS):
         ref = next((str(value[k]) for k in _REF_KEYS if k in value), "")
         return ("@" + ref if ref else ""), None

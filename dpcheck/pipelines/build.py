@@ -22,6 +22,7 @@ from typing import Any
 from dpcheck.model import NO_ACCOUNTANT, Accountant, Evidence, Pipeline, Span, Undecided
 from dpcheck.pipelines.accountants import AccountantCall, AccountantFinder
 from dpcheck.pipelines.engine_patch import patched_callees
+from dpcheck.pipelines.full_batch import full_batch
 from dpcheck.pipelines.handwritten import (
     NOISE_TAILS,
     HandwrittenAnalyzer,
@@ -31,6 +32,7 @@ from dpcheck.pipelines.index import ProjectIndex
 from dpcheck.pipelines.opacus_usage import (
     ENTRY_CALLS,
     OpacusUsage,
+    clips_only,
     find_usage,
     loader_decides,
     normalization,
@@ -293,6 +295,9 @@ class PipelineBuilder:
                     index: ProjectIndex) -> Pipeline | None:
         handwritten = HandwrittenAnalyzer(index)
         usage = find_usage(index, scopes)
+        clipping = clips_only(usage, Evaluator(index)) if usage is not None else None
+        if clipping is not None:
+            usage = None  # the noise is the project's: its own update is the mechanism
         update = handwritten.analyze(scopes) if usage is None else None
         optimizer = find_optimizer(index, scopes) if usage is None else None
         if usage is not None:
@@ -300,6 +305,8 @@ class PipelineBuilder:
         elif update is not None and update.is_dp_sgd:
             analysis = self._handwritten(update)
             analysis.evidence[:0] = handwritten.hand_over(update)
+            if clipping is not None:
+                analysis.evidence.insert(0, clipping)
         elif optimizer is not None:
             analysis = self._tf_privacy(index, *optimizer)
         else:
@@ -309,6 +316,7 @@ class PipelineBuilder:
         params = ParamCollector(index, self.project.overrides)
         values = params.collect(usage, update, sampling, accountants, scopes, optimizer)
         accountant = self._accountant(accountants, params)
+        sampling = full_batch(sampling, accountant) or sampling
         evidence = [*self._dispatch_evidence(), *sampling.evidence, *analysis.evidence]
         if params.accumulation is not None:
             evidence.append(params.accumulation.evidence())

@@ -7,9 +7,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from dpcheck.model import Evidence, Span
 from dpcheck.pipelines.index import ProjectIndex
 from dpcheck.pipelines.scope import Ctx
+from dpcheck.pipelines.values import Evaluator
 from dpcheck.sites.ir import IR, callee_name, tail_name
+from dpcheck.sites.nodes import Call
 
 ENTRY_CALLS = frozenset({"make_private", "make_private_with_epsilon"})
 #: Normalization codes of the version table -> divisor kinds of ``dpcheck.pipelines.divisor``.
@@ -144,3 +147,31 @@ def normalization(usage: OpacusUsage, row: dict[str, Any]) -> tuple[str, str]:
     return NORMALIZATION.get(code, "unknown"), (
         f"opacus {row['version']} normalizes the noisy sum by "
         f"{ {'A': '|B|', 'EA': 'N*q', 'FEA': 'floor(N*q)'}.get(code, code) }")
+
+
+#: Where a zero noise multiplier must come from for an engine to clip only: written in the code
+#: (a literal or a module constant), not a configurable default (a ``--sigma 0`` default
+#: switches DP off in the default run, and a run that sets it is still Opacus' mechanism).
+FIXED_SOURCES = ("literal", "constant")
+
+
+def clips_only(usage: OpacusUsage, evaluator: Evaluator) -> Evidence | None:
+    """Where the engine is given a noise multiplier fixed at zero in the code, else None.
+
+    An engine whose noise multiplier is zero adds no noise: it clips (and, in 1.x, normalizes)
+    per-example gradients, but Opacus is not the mechanism the project's epsilon is about. The
+    noise, and its accounting, come from the project's own code (a DP-FTRL tree aggregator,
+    noise added to the clipped gradients in a project optimizer), which is analysed as a
+    hand-written update; Opacus' default accountant is never assumed for it."""
+    sites = [(usage.ctx, usage.call)] + ([usage.engine] if usage.engine is not None else [])
+    for ctx, call in sites:
+        if not isinstance(call, Call) or "noise_multiplier" not in call.kwargs:
+            continue
+        line = call.keyword_lines.get("noise_multiplier", call.position[0])
+        value = evaluator.value(call.kwargs["noise_multiplier"], ctx)  # read at its statement
+        if value is not None and value.value == 0 and value.source in FIXED_SOURCES:
+            return Evidence("noise", Span(ctx.path, line),
+                            "Opacus is given noise_multiplier=0: it only clips, the noise is "
+                            "the project's own")
+        return None
+    return None

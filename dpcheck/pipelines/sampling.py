@@ -11,7 +11,8 @@ loop over ``range`` that draws ``next(it)`` from
 found in the same scopes: Bernoulli masks (``rand(n) < q``, ``rand(n) > 1 - q``) are Poisson;
 permutations and fixed slices are shuffle. Training fed by TF without a Python loop is read
 from where its batches are made: a tf.data ``.shuffle().batch(B)`` chain, an estimator ``numpy_input_fn`` (shuffled or
-sequential fixed batches), Keras ``fit(batch_size=...)``.
+sequential fixed batches), Keras ``fit(batch_size=...)``, a Hugging Face dataset's
+``to_tf_dataset(batch_size=B, shuffle=...)`` (``hf_datasets``: fixed batches, shuffled or not).
 
 Besides the coarse kind (poisson / shuffle = any fixed batch size / balls-and-bins), every
 decision names its scheme, a kind of the sampler table (``dpcheck/data/samplers.json``):
@@ -36,6 +37,7 @@ from dpcheck.pipelines.provenance import Origin
 from dpcheck.pipelines.vocabulary import calls_in
 from dpcheck.pipelines.generators import Yielded, yielded_batches
 from dpcheck.pipelines.handwritten import assigned_names
+from dpcheck.pipelines.hf_datasets import is_to_tf_dataset
 from dpcheck.pipelines.hf_trainer import inherited_loader, sampler_method
 from dpcheck.pipelines.index import ProjectIndex
 from dpcheck.pipelines.returned import returned_item
@@ -43,6 +45,7 @@ from dpcheck.pipelines.scope import Ctx
 from dpcheck.pipelines.values import READ_AT, Evaluator
 from dpcheck.samplers import UNKNOWN, SamplerApi, sampler_table
 from dpcheck.sites.ir import IR, callee_name, tail_name, walk
+from dpcheck.sites.nodes import Call
 
 #: Class names of the table's shuffling samplers, for the Hugging Face sampler-method reader
 #: (which compares class names of the samplers a project method returns).
@@ -55,6 +58,9 @@ INPUT_FNS = frozenset({"numpy_input_fn", "pandas_input_fn"})
 #: Receivers whose ``shuffle(x)`` permutes ``x`` in place (anything else is a tf.data dataset).
 RANDOM_MODULES = ("random", "rng", "generator", "np", "numpy")
 _EVAL_NAME = re.compile(r"(test|val|eval|valid)", re.I)
+#: The note of a pipeline in which no sampling site at all was found (no loop over a loader, no
+#: index draw): ``full_batch`` reads it.
+NO_SAMPLING = "no training loop over a data loader or sampled indices found"
 #: Calls that make a loop over a loader a training loop (``step*`` too: ``step_dp``).
 TRAINING_CALLS = frozenset({"backward", "virtual_step", "apply_gradients", "minimize"})
 
@@ -142,7 +148,7 @@ class SamplingAnalyzer:
             if len(kinds) > 1:
                 return Sampling("unknown", [e for d in group for e in d.evidence],
                                 note="the training loops sample in different ways")
-        return Sampling(note="no training loop over a data loader or sampled indices found")
+        return Sampling(note=NO_SAMPLING)
 
     def _runs_once(self, ctx: Ctx, entry: Ctx, depth: int = 0) -> bool:
         """Whether the scope ``ctx`` runs once per run of ``entry``: it is the entry, or its one
@@ -227,6 +233,8 @@ class SamplingAnalyzer:
         if tail == "BatchMemoryManager":
             inner = ir[3].get("data_loader")
             return self.loader(inner, ctx, depth + 1) if inner else Sampling()
+        if is_to_tf_dataset(self.index, ir, ctx):
+            return self._to_tf_dataset(ir, ctx)
         if tail == "batch":
             chain = [n for n in walk(ir)
                      if n[0] == "call" and tail_name(callee_name(n)) == "shuffle"]
@@ -407,6 +415,18 @@ class SamplingAnalyzer:
             value = call[2][switch.position]
         return api.kind_for("default" if value is None else self._flag(value, ctx))
 
+    def _to_tf_dataset(self, call: Call, ctx: Ctx) -> Sampling:
+        """``to_tf_dataset`` of a Hugging Face dataset: fixed-size batches, of a shuffled order
+        with ``shuffle=True``, in order without it (the library's default is False)."""
+        flag = call.kwargs.get("shuffle")
+        shuffled = False if flag is None else self._flag(flag, ctx)
+        order = {True: "shuffled", False: "sequential"}.get(shuffled, "shuffled or sequential")
+        scheme = {True: "shuffle", False: "sequential"}.get(shuffled, "shuffled-or-sequential")
+        return of_scheme(scheme, [Evidence(
+            "sampler", Span(ctx.path, *call.position),
+            f"datasets to_tf_dataset(shuffle={shuffled}): {order} fixed-size batches")],
+            (ctx, call))
+
     def _opacus(self, call: IR, ctx: Ctx, depth: int) -> Sampling:
         flag = call[3].get("poisson_sampling")
         span = Span(ctx.path, *call[4])
@@ -513,6 +533,9 @@ class SamplingAnalyzer:
                     population=(ctx, draw[2][0]) if draw[2] else None))
             elif node[0] == "call" and tail_name(callee_name(node)) in INPUT_FNS:
                 found.extend(self._input_fn(node, ctx, stmt))
+            elif is_to_tf_dataset(self.index, node, ctx) and not any(
+                    _EVAL_NAME.search(t) for t in assigned_names(stmt["t"])):
+                found.append(self._to_tf_dataset(node, ctx))
             elif node[0] == "call" and tail_name(callee_name(node)) == "fit" \
                     and "batch_size" in node[3]:
                 shuffled = self._flag(node[3]["shuffle"], ctx) if "shuffle" in node[3] else True
@@ -615,7 +638,10 @@ def _first_item(size: IR) -> IR:
 
 def loader_dataset(call: IR) -> IR | None:
     """The dataset a loader call batches: ``DataLoader(dataset)``/``dataset=``, the ``x`` of an
-    estimator input fn (the first array of an ``x={'name': array}`` dict)."""
+    estimator input fn (the first array of an ``x={'name': array}`` dict), the dataset whose
+    ``to_tf_dataset`` made the batches (a call ``SamplingAnalyzer`` took for that method)."""
+    if isinstance(call, Call) and call.method == "to_tf_dataset":
+        return call.receiver
     if tail_name(callee_name(call)) in INPUT_FNS:
         data = call[3].get("x", call[2][0] if call[2] else None)
         if data is not None and data[0] == "d":

@@ -23,6 +23,7 @@ from dpcheck.pipelines.calls import argument
 from dpcheck.pipelines.index import ProjectIndex
 from dpcheck.pipelines.questions import frozen
 from dpcheck.pipelines.scope import Ctx
+from dpcheck.pipelines.subsets import subset_size
 from dpcheck.sites.ir import IR, callee_name, dict_item, tail_name
 
 Number = int | float
@@ -367,6 +368,10 @@ class Evaluator:
             return self._element_size(value, binding.index, where, depth + 1)
         if value[0] != "call" or tail_name(callee_name(value)) in VIEW_METHODS:
             return self.dataset_size(value, where, depth + 1)
+        subset = subset_size(self, value, where, depth)
+        if subset is not None:
+            return Value(subset, "dataset-size", where.path, where.line,
+                         "the length of the Subset's indices")
         if tail_name(callee_name(value)) == "TensorDataset" and value[2]:
             return self._rows(value[2][0], where, depth + 1)
         return _known_size(value, None, where) or self._returned_size(value, (), where, depth)

@@ -1,8 +1,9 @@
 """Which Opacus release a project runs, and what that release does (the shipped version table).
 
 The table (``dpcheck/data/opacus_versions.json``) is derived from the Opacus source at each
-release tag. A project's release is decided by an exact pin; a range pin decides it only when
-every release in the range behaves the same; a copy bundled in the project's tree decides as an
+release tag. A project's release is decided by an exact pin; a range pin (PEP 440, or a Poetry
+caret/tilde read as the release series it denotes: ``^0.14.0`` is ``>=0.14.0,<0.15.0``) decides it
+only when every release of the table in the range behaves the same; a copy bundled in the project's tree decides as an
 exact pin would (its version is in the tree); an installed copy inside the project (its own
 virtualenv) decides otherwise. dpcheck's own interpreter is *not* the project's environment, so
 its site-packages never decide.
@@ -24,11 +25,11 @@ from importlib import resources
 from pathlib import PurePosixPath
 from typing import Any
 
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from dpcheck.discover.commit_pins import UPSTREAM
 from dpcheck.discover.installed import InstalledLibrary
+from dpcheck.discover.requirement import Pin
 from dpcheck.model import Span
 from dpcheck.pipelines.opacus_usage import OpacusUsage, api_major, normalization
 from dpcheck.project import Project
@@ -55,10 +56,11 @@ def _version(text: str) -> Version | None:
 
 
 def row_for(version: str) -> dict[str, Any] | None:
-    """The table row of an exact release (``1.4`` matches ``1.4.0``)."""
+    """The table row of an exact release (``1.4`` matches ``1.4.0``; a local build
+    ``1.4.0+cu118`` is the release ``1.4.0``)."""
     wanted = _version(version)
     for row in opacus_table():
-        if wanted is not None and _version(row["version"]) == wanted:
+        if wanted is not None and _version(row["version"]) == Version(wanted.public):
             return row
     return None
 
@@ -83,13 +85,12 @@ class Resolution:
         return next(iter(values.values())) if len(values) == 1 else None
 
 
-def _rows_in(specifier: str) -> list[dict[str, Any]] | None:
-    try:
-        spec = SpecifierSet(specifier)
-    except InvalidSpecifier:
+def _rows_in(pin: Pin) -> list[dict[str, Any]] | None:
+    """The table rows ``pin`` allows, None when its specifier is not a set of releases."""
+    rows = [(row, pin.allows(row["version"])) for row in opacus_table()]
+    if any(allowed is None for _, allowed in rows):
         return None
-    return [row for row in opacus_table()
-            if (v := _version(row["version"])) is not None and v in spec]
+    return [row for row, allowed in rows if allowed]
 
 
 def _same_behaviour(rows: list[dict[str, Any]]) -> bool:
@@ -144,7 +145,7 @@ def _resolve(project: Project, entry_path: str) -> Resolution:
     if local is not None and local.distribution is not None:
         return _bundled(project, local)
     if pin is not None:
-        rows = _rows_in(pin.specifier) or []
+        rows = _rows_in(pin) or []
         if rows and _same_behaviour(rows):
             return Resolution(rows[-1], f"opacus{pin.specifier}", True, "", pin.span)
         if local is not None and local.version is not None:
@@ -165,8 +166,10 @@ def _resolve(project: Project, entry_path: str) -> Resolution:
         return Resolution(row_for(local.version), f"opacus=={local.version}", False,
                           "opacus is not pinned; decided by the copy installed in the project",
                           None)
-    return Resolution(None, "opacus", False, "opacus is not pinned in any dependency file", None,
-                      opacus_table())
+    unread = "".join(f"; {u.span.path}:{u.span.line}: {u.what}"
+                     for u in project.facts.unread_near(entry_path))
+    return Resolution(None, "opacus", False,
+                      f"opacus is not pinned in any dependency file{unread}", None, opacus_table())
 
 
 def _bundled(project: Project, local: InstalledLibrary) -> Resolution:

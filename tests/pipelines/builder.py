@@ -13,7 +13,8 @@ from dpcheck.pipelines import build_pipelines
 from dpcheck.project import Project
 from dpcheck.sites import summarize_source
 
-DEPENDENCY_FILES = ("requirements.txt", "pyproject.toml", "environment.yml", "setup.cfg")
+DEPENDENCY_FILES = ("requirements.txt", "pyproject.toml", "environment.yml", "setup.cfg",
+                    "setup.py")
 
 
 def make_project(

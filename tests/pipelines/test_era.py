@@ -142,3 +142,44 @@ def test_a_requirement_without_a_version_is_named_so(tmp_path: Path) -> None:
     resolution, _ = _resolved(tmp_path, ZERO_X.format(extra=", poisson=True"), "opacus")
     assert resolution.reason.startswith("opacus is required without a version ('opacus')")
     assert resolution.span is not None and resolution.span.line == 2
+
+
+@pytest.mark.parametrize(("code", "pyproject", "versions"), [
+    (ZERO_X.format(extra=""), '^0.14.0', ["0.14.0"]),
+    (ONE_X.format(extra=""), '~1.4', ["1.4.0", "1.4.1"]),
+])
+def test_a_poetry_series_whose_releases_behave_alike_decides_the_release(
+        tmp_path: Path, code: str, pyproject: str, versions: list[str]) -> None:
+    """Poetry's ``^0.14.0`` is >=0.14.0,<0.15.0 and ``~1.4`` is >=1.4,<1.5: one release series,
+    decided by the table's rows in it, as an exact pin would be (no DP105)."""
+    project = make_project(tmp_path, {
+        "train.py": code,
+        "pyproject.toml": f'[tool.poetry.dependencies]\npython = "^3.9"\nopacus = "{pyproject}"\n'})
+    usage = find_usage(ProjectIndex(project), [Ctx("train.py", "<module>")])
+    assert usage is not None
+    resolution = resolve_opacus(project, "train.py", usage)
+    in_table = [r["version"] for r in opacus_table()]
+    assert [v for v in versions if v in in_table] == versions
+    assert resolution.pinned and resolution.row is not None
+    assert resolution.row["version"] == versions[-1]
+    assert resolution.span is not None and resolution.span.line == 3
+
+
+def test_a_local_build_of_a_release_is_that_release(tmp_path: Path) -> None:
+    resolution, _ = _resolved(tmp_path, ONE_X.format(extra=""), "opacus==1.4.0+cu118")
+    assert resolution.pinned and resolution.row is not None
+    assert resolution.row["version"] == "1.4.0"
+
+
+def test_an_undecided_release_names_the_computed_requirements_dpcheck_did_not_read(
+        tmp_path: Path) -> None:
+    setup = ("from setuptools import setup\n\n"
+             "def wanted():\n    return open('deps.txt').read().split()\n\n"
+             "setup(name='trainer', install_requires=wanted())\n")
+    project = make_project(tmp_path, {"train.py": ZERO_X.format(extra=", poisson=True"),
+                                      "setup.py": setup})
+    assert project.facts.problems == ()
+    resolution = resolve_opacus(project, "train.py")
+    assert resolution.row is None and not resolution.pinned
+    assert resolution.reason.startswith("opacus is not pinned in any dependency file; "
+                                        "setup.py:6: install_requires is computed")

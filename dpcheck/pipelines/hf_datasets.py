@@ -1,0 +1,60 @@
+"""Hugging Face ``datasets`` objects as batch sources: ``Dataset.to_tf_dataset``.
+
+``ds.to_tf_dataset(batch_size=B, shuffle=True)`` hands Keras a tf.data pipeline of fixed-size
+batches of a shuffled order (``shuffle=False``, the library's default: batches in order): the
+fixed-size batches of the ``shuffle`` sampling kind either way, never a Poisson subsample.
+
+The call is recognised by where its receiver comes from, not by the method's name alone: a value
+the ``datasets`` library made (``load_dataset(...)``, ``Dataset.from_dict(...)``), reached through
+assignments, subscripts (``splits["train"]``) and method calls of such values (``.map()``,
+``.filter()``, ``.shuffle()``), each library call matched by its import-qualified name
+(``ProjectIndex.library_name``). A project's own object with a ``to_tf_dataset`` method is
+project code.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from dpcheck.pipelines.index import ProjectIndex
+from dpcheck.pipelines.scope import Ctx
+from dpcheck.sites.nodes import Call, Name, Node, Subscript
+
+LIBRARY = "datasets"
+#: The ``datasets.Dataset`` method that batches a dataset for Keras.
+TO_TF_DATASET = "to_tf_dataset"
+_MAX_DEPTH = 8
+
+
+def is_to_tf_dataset(index: ProjectIndex, call: Node, ctx: Ctx) -> bool:
+    """Whether ``call`` is ``to_tf_dataset`` of an object the ``datasets`` library made."""
+    return isinstance(call, Call) and call.method == TO_TF_DATASET \
+        and call.receiver is not None and made_by_datasets(index, call.receiver, ctx)
+
+
+def made_by_datasets(index: ProjectIndex, value: Node, ctx: Ctx, depth: int = 0) -> bool:
+    """Whether ``value`` read at ``ctx`` is an object of the ``datasets`` library (see the
+    module docstring); False when its origin is another library, the project, or not decided."""
+    if depth > _MAX_DEPTH:
+        return False
+    if isinstance(value, Subscript):
+        return made_by_datasets(index, value.value, ctx, depth + 1)
+    if isinstance(value, Name):
+        named = index.library_name(value.dotted, ctx)
+        if named is not None:
+            return named.split(".")[0] == LIBRARY
+        binding = index.attribute(value.dotted, ctx)
+        if binding is None or binding.kind != "assign" or binding.ir is None or binding.index:
+            return False
+        return made_by_datasets(index, binding.ir, replace(binding.ctx, line=binding.line),
+                                depth + 1)
+    if isinstance(value, Call):
+        callee = value.name
+        named = index.library_name(callee, ctx) if callee and not callee.startswith("?.") \
+            else None
+        if named is not None:
+            return named.split(".")[0] == LIBRARY
+        # a method of a datasets object (``splits["train"].map(...)``) returns one of its own
+        return value.receiver is not None and index.function(callee or "", ctx) is None \
+            and made_by_datasets(index, value.receiver, ctx, depth + 1)
+    return False
