@@ -2,7 +2,8 @@
 
 ``ProjectIndex`` serves the typed module summaries and composes the lookups written in their
 own modules: name resolution (``names``), command-line options (``options``), functions and
-call sites (``calls``) and instance classes (``classes``). Every recursive question goes through
+call sites (``calls``), instance classes (``classes``) and vendored copies of DP libraries
+(``copies``). Every recursive question goes through
 one memo with one cycle guard and one work budget (``questions``).
 
 One index is built per linking run; ``within(scope)`` gives the same index seen from one
@@ -22,6 +23,7 @@ from typing import Any, Callable
 from dpcheck.pipelines.binding import Binding
 from dpcheck.pipelines.calls import CallsMixin
 from dpcheck.pipelines.classes import ClassesMixin
+from dpcheck.pipelines.copies import CopiesMixin
 from dpcheck.pipelines.names import NamesMixin
 from dpcheck.pipelines.options import OptionsMixin
 from dpcheck.pipelines.questions import Questions
@@ -56,7 +58,7 @@ class _Shared:
     cached: dict[str, Callable[..., Any]] = field(default_factory=dict)
 
 
-class ProjectIndex(NamesMixin, OptionsMixin, CallsMixin, ClassesMixin):
+class ProjectIndex(NamesMixin, OptionsMixin, CallsMixin, ClassesMixin, CopiesMixin):
     """Summaries plus the lookups the pipeline stage needs (see the module docstring)."""
 
     def __init__(self, project: Project, scope: PipelineScope = WHOLE_PROJECT,
@@ -70,11 +72,13 @@ class ProjectIndex(NamesMixin, OptionsMixin, CallsMixin, ClassesMixin):
             cached.update(module_path=lru_cache(maxsize=None)(self._module_path),
                           receivers=lru_cache(maxsize=None)(self._receivers),
                           global_writers=lru_cache(maxsize=None)(self._global_writers),
-                          skipped=lru_cache(maxsize=None)(self._skipped))
+                          skipped=lru_cache(maxsize=None)(self._skipped),
+                          copied_module=lru_cache(maxsize=None)(self._copied_module))
         self.module_path = cached["module_path"]
         self.receivers = cached["receivers"]
         self.global_writers = cached["global_writers"]
         self.skipped = cached["skipped"]
+        self.copied_module = cached["copied_module"]
         # The library view of ``dpcheck history`` (pipelines/library.py) has no facts.
         facts = getattr(project, "facts", None)
         self._bundled = tuple(f"{f}/" for f in facts.bundled_folders()) if facts else ()

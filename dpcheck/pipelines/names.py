@@ -19,6 +19,7 @@ from dpcheck.pipelines.options import ABSL_FLAGS, ARGS_PARSERS
 from dpcheck.pipelines.scope import Ctx
 from dpcheck.sites.ir import IR, callee_name, tail_name, walk
 from dpcheck.sites.modules import resolve_module
+from dpcheck.sites.nodes import Const, Num, Str
 
 Summary = dict[str, Any]
 
@@ -182,9 +183,16 @@ class NamesMixin:
         ``torch.normal`` for ``th.normal`` after ``import torch as th``;
         ``opacus.PrivacyEngine.make_private`` for ``engine.make_private`` after ``engine =
         PrivacyEngine()`` (an instance is named by its class, also through the callers that
-        pass it in); a method a project class inherits from a library class is the library's.
-        None for a project object (its code is analysed as such) and for an object whose origin
-        is not decided. Library APIs are matched on this name, never on a name's last part."""
+        pass it in); a method a project class inherits from a library class is the library's;
+        an object of a vendored copy of a library module is the library's. None for a project
+        object (its code is analysed as such) and for an object whose origin
+        is not decided. Library APIs are matched on this name, never on a name's last part.
+        A name whose head is an imported library module is a table lookup, answered without
+        spending the work budget."""
+        head, _, rest = dotted.partition(".")
+        imported = self.bind(head, ctx)
+        if imported is not None and imported.kind == "module" and imported.library:
+            return f"{imported.name}.{rest}" if rest else imported.name
         key = ("library-name", dotted, ctx, self.reach)
         return self.questions.ask(key, lambda: self._library_name(dotted, ctx), None)
 
@@ -193,8 +201,12 @@ class NamesMixin:
         for cut in range(len(parts), 0, -1):
             head = ".".join(parts[:cut])
             binding = self.bind(head, ctx) or (self.attribute(head, ctx) if cut > 1 else None)
-            if binding is not None:
-                return self._named(binding, parts[cut:])
+            if binding is None or (cut < len(parts) and cut > 1
+                                   and isinstance(binding.ir, (Num, Str, Const))):
+                # a literal has no attributes to call: ``engine.accountant`` read as the
+                # constructor's ``accountant="rdp"`` keyword is not the object's attribute
+                continue
+            return self._named(binding, parts[cut:])
         return None
 
     def _named(self, binding: Binding, rest: list[str]) -> str | None:
@@ -203,6 +215,10 @@ class NamesMixin:
             if binding.library:
                 return ".".join([binding.name, *rest])
             return self.library_name(".".join(rest), binding.ctx) if rest else None
+        if binding.kind in ("function", "class"):
+            copied = self.copied_name(binding.ctx.path, binding.name)
+            if copied is not None:
+                return ".".join([copied, *rest])
         if binding.kind == "class":
             return self._inherited(binding.ctx.path, binding.name, rest)
         if binding.kind == "param" and binding.ir is None:
@@ -231,7 +247,11 @@ class NamesMixin:
     def _inherited(self, path: str, cls: str, rest: list[str]) -> str | None:
         """``rest`` (a method and what follows) of the project class ``cls``: None when the
         class defines it (project code), else the library name of the method of the first base
-        that is a library class."""
+        that is a library class. A class of a vendored copy of a library module
+        (``dpcheck.pipelines.copies``) is that library's class."""
+        copied = self.copied_name(path, cls) if rest else None
+        if copied is not None:
+            return ".".join([copied, *rest])
         summary = self.summary(path)
         if not rest or summary is None or f"{cls}.{rest[0]}" in summary.scopes \
                 or cls not in summary.classes:

@@ -15,30 +15,22 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from dpcheck.pipelines.apis import api_of
 from dpcheck.pipelines.divisor import DivisorClassifier
 from dpcheck.pipelines.index import ProjectIndex
 from dpcheck.pipelines.scope import Ctx
 from dpcheck.pipelines.values import Evaluator
-from dpcheck.sites.ir import IR, callee_name, tail_name
+from dpcheck.sites.ir import IR
 
-OPTIMIZER_PREFIXES = ("DPKeras", "DPSparseKeras", "DPGradientDescent", "DPAdam", "DPAdagrad",
-                      "DPFtrl", "DPRMSProp", "VectorizedDP")
-#: The short aliases ``dp_optimizer_vectorized`` exports besides the ``...Optimizer`` names.
-OPTIMIZER_ALIASES = frozenset({"VectorizedDPSGD", "VectorizedDPAdam", "VectorizedDPAdagrad"})
 KEYWORDS = {"sigma": "noise_multiplier", "clip": "l2_norm_clip"}
-
-
-def is_optimizer(tail: str) -> bool:
-    """Whether a callee tail names a TF-Privacy DP-SGD optimizer class."""
-    return tail in OPTIMIZER_ALIASES or (tail.startswith(OPTIMIZER_PREFIXES)
-                                         and tail.endswith("Optimizer"))
+_OPTIMIZER = frozenset({"optimizer"})
 
 
 def find_optimizer(index: ProjectIndex, scopes: Iterable[Ctx]) -> tuple[Ctx, IR] | None:
     """The first TF-Privacy DP optimizer constructed in the statements of ``scopes`` that may
-    run."""
+    run, matched by qualified name (the ``optimizer`` entries of ``dpcheck/data/dp_engines.toml``)."""
     return next(((where, node) for where, _, node in index.calls(scopes)
-                 if is_optimizer(tail_name(callee_name(node)))), None)
+                 if api_of(index, node, where, _OPTIMIZER) is not None), None)
 
 
 def normalization(index: ProjectIndex, ctx: Ctx, call: IR) -> tuple[str, str]:
