@@ -19,7 +19,7 @@ from dpcheck.pipelines.options import ABSL_FLAGS, ARGS_PARSERS
 from dpcheck.pipelines.scope import Ctx
 from dpcheck.sites.ir import IR, callee_name, tail_name, walk
 from dpcheck.sites.modules import resolve_module
-from dpcheck.sites.nodes import Const, Num, Str
+from dpcheck.sites.nodes import Const, Num, Opaque, Str
 
 Summary = dict[str, Any]
 
@@ -126,12 +126,19 @@ class NamesMixin:
             return None
         full = f"{target}.{rest}" if rest else target
         located = self.module_path(ctx.path, full)
-        if located is None:
+        if located is None or self._bundled_import(located[0], ctx.path):
             return Binding("module", None, ctx, 0, name=full, library=True)
         path, attr = located
         if not attr:
             return Binding("module", None, Ctx(path, "<module>"), 0, name=full)
         return self.bind(attr, Ctx(path, "<module>"), depth + 1)
+
+    def _bundled_import(self, target: str, importer: str) -> bool:
+        """Whether an import of ``importer`` lands in a DP library bundled in the project
+        (``discover.vendored``) from outside it: that is the library, imported as the user's
+        code imports it, not project code."""
+        return any(target.startswith(folder) and not importer.startswith(folder)
+                   for folder in self._bundled)
 
     def attribute(self, name: str, ctx: Ctx) -> Binding | None:
         """``base.attr`` resolved through what ``base`` is: parsed args, a config object or
@@ -231,9 +238,13 @@ class NamesMixin:
 
     def _value_name(self, value: IR, ctx: Ctx, rest: list[str]) -> str | None:
         """The library name of what ``value`` evaluates to, followed by ``rest``: a name's, or
-        for a call, an instance of the library class (or of the project class) it calls."""
+        for a call, an instance of the library class (or of the project class) it calls; for
+        ``a if c else b``, the name both arms have (None when they differ)."""
         if value[0] == "r":
             return self.library_name(".".join([value[1], *rest]), ctx)
+        if isinstance(value, Opaque) and value.kind == "ifexp" and len(value) == 4:
+            arms = {self._value_name(arm, ctx, rest) for arm in value[2:]}
+            return arms.pop() if len(arms) == 1 else None
         if value[0] != "call" or value[1][0] != "r":
             return None
         callee = self.bind(value[1][1], ctx) or self.attribute(value[1][1], ctx)

@@ -21,7 +21,7 @@ from dpcheck.pipelines.apis import api_of, built_by
 from dpcheck.pipelines.index import ProjectIndex
 from dpcheck.pipelines.scope import Ctx
 from dpcheck.sites.ir import IR, callee_name
-from dpcheck.sites.nodes import Call, Name
+from dpcheck.sites.nodes import Call, Name, Opaque
 
 #: Normalization codes of the version table -> divisor kinds of ``dpcheck.pipelines.divisor``.
 NORMALIZATION = {"A": "realized", "EA": "expected", "FEA": "floor-expected", "none": "none"}
@@ -123,14 +123,19 @@ def is_opacus_engine(index: ProjectIndex, call: IR, ctx: Ctx, depth: int = 0) ->
 
 
 def engine_of(index: ProjectIndex, call: IR, ctx: Ctx) -> tuple[Ctx, IR] | None:
-    """The constructor call of the engine ``call`` is a method of, and where to read it."""
+    """The constructor call of the engine ``call`` is a method of, and where to read it. An
+    engine bound to ``A(...) if c else B(...)`` is read from its first arm (the engine built when
+    the condition holds)."""
     constructed = built_by(call) if isinstance(call, Call) else None
     if constructed is not None:
         return ctx, constructed
     name = callee_name(call) or ""
     binding = index.attribute(name.rsplit(".", 1)[0], ctx) if "." in name else None
-    if binding is not None and binding.ir is not None and binding.ir[0] == "call":
-        return binding.ctx, binding.ir
+    value = binding.ir if binding is not None else None
+    if isinstance(value, Opaque) and value.kind == "ifexp" and len(value) == 4:
+        value = value[2]
+    if binding is not None and isinstance(value, Call):
+        return binding.ctx, value
     return None
 
 
