@@ -39,7 +39,6 @@ from dpcheck.pipelines.apis import api_of
 from dpcheck.pipelines.index import ProjectIndex
 from dpcheck.pipelines.opacus_usage import engine_api, engine_of, is_opacus_engine
 from dpcheck.pipelines.scope import Ctx
-from dpcheck.pipelines.values import Evaluator
 from dpcheck.sites.ir import IR, callee_name, walk
 from dpcheck.sites.nodes import BinOp, Call, Const, Name, Node, Str
 from dpcheck.sites.views import Statement
@@ -119,8 +118,8 @@ class AccountantFinder:
             call = self._classify(node, where, stmt)
             if call is None:
                 continue
-            if not _scaled_steps(call, stmt.expr) \
-                    and call.args.get("steps", (None, None))[1] in PER_STEP:
+            if call.args.get("steps", (None, None))[1] in PER_STEP \
+                    and not _scaled_steps(call, stmt.expr):
                 self._caller_scaled_steps(call)
             found.append(call)
         return _merge(found, self.catalog.family, self.catalog.default_assumption)
@@ -198,8 +197,8 @@ class AccountantFinder:
         return name, assumes
 
     def _choose(self, choice: Choice, call: Call, ctx: Ctx) -> tuple[str | None, str | None]:
-        """What the choosing argument of ``call`` picks (``Choice``): a literal, a name whose
-        value resolves to a literal, or a library object named by its last component."""
+        """What the choosing argument of ``call`` picks (``Choice``): a literal, a name bound to
+        a literal (an option's default), or a library object named by its last component."""
         given = choice.argument.read(call)
         key: str | None = None
         if isinstance(given, Str):
@@ -207,9 +206,9 @@ class AccountantFinder:
         elif isinstance(given, Const):
             key = str(given.value)
         elif isinstance(given, (Name, Call)):
-            value = Evaluator(self.index).value(given, ctx) if isinstance(given, Name) else None
-            if value is not None and isinstance(value.value, (str, bool)):
-                key = str(value.value)
+            bound = self.index.attribute(given.dotted, ctx) if isinstance(given, Name) else None
+            if bound is not None and not bound.index and isinstance(bound.ir, (Str, Const)):
+                key = str(bound.ir.value)
             else:
                 dotted = given.dotted if isinstance(given, Name) else given.name
                 qualified = self.index.library_name(dotted, ctx) if dotted else None
@@ -290,7 +289,9 @@ class AccountantFinder:
 
 def _scaled_steps(call: AccountantCall, statement: IR) -> bool:
     """``compute_rdp(q, sigma, 1, orders) * steps``: the RDP of one step times a count, so the
-    steps are the multiplier, not the literal given to the call. Whether it was so."""
+    steps are the multiplier, not the literal 1 given to the call. Whether it was so. (A call
+    given its real step count and multiplied, ``compute_rdp(q, s, T, orders) * 2``, scales the
+    sensitivity, not the steps: only a per-step call is read so.)"""
     multiplier = _multiplier(statement, call.call)
     if multiplier is not None:
         call.args["steps"] = (call.ctx, multiplier)
