@@ -123,7 +123,7 @@ class NamesMixin:
             return Binding(kind, None, Ctx(ctx.path, name), scope["line"], name=name)
         target = summary["imports"].get(head)
         if target is None:
-            return None
+            return self._starred(name, ctx, summary, depth)
         full = f"{target}.{rest}" if rest else target
         located = self.module_path(ctx.path, full)
         if located is None or self._bundled_import(located[0], ctx.path):
@@ -132,6 +132,21 @@ class NamesMixin:
         if not attr:
             return Binding("module", None, Ctx(path, "<module>"), 0, name=full)
         return self.bind(attr, Ctx(path, "<module>"), depth + 1)
+
+    def _starred(self, name: str, ctx: Ctx, summary: Summary, depth: int) -> Binding | None:
+        """``name`` bound by a ``from module import *`` of the module: the first project module
+        imported so that defines it (a library's ``*`` names nothing dpcheck can list). Only a
+        few star imports deep: chains of them are followed, cycles end."""
+        if depth > 2:
+            return None
+        for module in summary.get("stars", ()):
+            located = self.module_path(ctx.path, module)
+            if located is None or located[1] or located[0] == ctx.path:
+                continue
+            found = self.bind(name, Ctx(located[0], "<module>"), depth + 1)
+            if found is not None:
+                return found
+        return None
 
     def _bundled_import(self, target: str, importer: str) -> bool:
         """Whether an import of ``importer`` lands in a DP library bundled in the project
