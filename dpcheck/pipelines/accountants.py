@@ -161,11 +161,27 @@ class AccountantFinder:
             return None
         call = AccountantCall.of(name, assumes, ctx, node, api.read(node), api.role)
         if api.role == "step":
-            loop = self.index.loop_count(ctx, stmt)
+            loop = self.index.loop_count(ctx, stmt) if stmt.loop >= 0 \
+                else self._caller_loop(Ctx(ctx.path, ctx.scope))
             if loop is not None:
                 call.args["steps"] = loop
                 call.sources["steps"] = call.span
         return call
+
+    def _caller_loop(self, helper: Ctx) -> tuple[Ctx, IR] | None:
+        """The steps of a per-step call made once by a helper outside any loop of its own
+        (``train_step`` accumulating one step's RDP): the count of the loop its callers call
+        it in, when they all agree; None otherwise."""
+        if helper.scope == "<module>":
+            return None
+        counts: dict[str, tuple[Ctx, IR] | None] = {}
+        for where, _ in self.index.in_reach(list(self.index.call_sites(helper))):
+            scope = self.index.scope(where)
+            stmt = next((s for s in scope.statements if s.line == where.line), None) \
+                if scope else None
+            count = self.index.loop_count(where, stmt) if stmt is not None else None
+            counts[repr(count[1]) if count else "None"] = count
+        return next(iter(counts.values())) if len(counts) == 1 else None
 
     def _api(self, node: IR, ctx: Ctx) -> Api | None:
         """The accountant entry of the catalog ``node`` is: by its qualified name, or for a

@@ -30,6 +30,7 @@ from dpcheck.pipelines.questions import Questions
 from dpcheck.pipelines.scope import WHOLE_PROJECT, Ctx, PipelineScope
 from dpcheck.project import Project
 from dpcheck.sites.ir import IR, callee_name
+from dpcheck.sites.nodes import BinOp, Call
 from dpcheck.sites.views import ModuleSummary, Scope, Statement, module_view
 
 #: Tests and vendored copies: never entry points, and their calls never feed a user pipeline.
@@ -139,12 +140,18 @@ class ProjectIndex(NamesMixin, OptionsMixin, CallsMixin, ClassesMixin, CopiesMix
         return scope.if_test(line) if scope else None
 
     def loop_count(self, ctx: Ctx, stmt: Statement) -> tuple[Ctx, IR] | None:
-        """The iteration count of the ``for ... in range(n)`` directly enclosing ``stmt``."""
+        """The iteration count of the ``for ... in range(n)`` (or ``range(start, stop)``:
+        ``stop - start``) directly enclosing ``stmt``."""
         scope = self.scope(ctx)
         if scope is None or stmt.loop < 0:
             return None
         header = scope.statements[stmt.loop]
         iterable = header.expr
-        if iterable[0] == "call" and callee_name(iterable) == "range" and len(iterable[2]) == 1:
-            return Ctx(ctx.path, ctx.scope, header.line), iterable[2][0]
+        if not isinstance(iterable, Call) or callee_name(iterable) != "range" or iterable.kwargs:
+            return None
+        where = Ctx(ctx.path, ctx.scope, header.line)
+        if len(iterable.args) == 1:
+            return where, iterable.args[0]
+        if len(iterable.args) == 2:
+            return where, BinOp(["b", "-", iterable.args[1], iterable.args[0]])
         return None

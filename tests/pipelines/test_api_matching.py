@@ -230,3 +230,32 @@ def main():
 '''})
     [call] = AccountantFinder(index, "opacus-prv").find([Ctx("train.py", "main")])
     assert call.name == "opacus-gdp"
+
+
+def test_one_steps_rdp_summed_by_a_helper_counts_its_callers_loop(tmp_path: Path) -> None:
+    """The RDP of one step at each order (the copy's private ``_compute_rdp``), added up by a
+    training-step helper: the steps are the count of the loop that calls the helper."""
+    copy = TF_COPY.replace("_sampled_rdp", "_compute_rdp")
+    index = _index(tmp_path, {"rdp_math.py": copy, "train.py": '''
+from rdp_math import _compute_rdp
+
+Q, SIGMA, TOTAL = 0.01, 1.1, 800
+
+
+def train_step(spent):
+    step_rdp = [_compute_rdp(Q, SIGMA, order) for order in range(2, 64)]
+    return [a + b for a, b in zip(spent, step_rdp)]
+
+
+def main():
+    spent = [0.0] * 62
+    for t in range(1, TOTAL + 1):
+        spent = train_step(spent)
+    return spent
+'''})
+    [call] = AccountantFinder(index, None).find([Ctx("train.py", "main"),
+                                                 Ctx("train.py", "train_step")])
+    assert (call.name, call.role) == ("tf-privacy-rdp", "step")
+    assert call.args["q"][1] == ["r", "Q"]
+    steps = call.args["steps"][1]
+    assert steps == ["b", "-", ["b", "+", ["r", "TOTAL"], ["n", 1]], ["n", 1]]
