@@ -39,7 +39,7 @@ from dpcheck.pipelines.apis import api_of
 from dpcheck.pipelines.index import ProjectIndex
 from dpcheck.pipelines.opacus_usage import engine_api, engine_of, is_opacus_engine
 from dpcheck.pipelines.scope import Ctx
-from dpcheck.sites.ir import IR, callee_name, walk
+from dpcheck.sites.ir import IR, walk
 from dpcheck.sites.nodes import BinOp, Call, Const, Name, Node, Str
 from dpcheck.sites.views import Statement
 
@@ -68,22 +68,22 @@ class AccountantCall:
     name: str
     assumes: str | None
     ctx: Ctx
-    call: IR
+    call: Call
     args: dict[str, tuple[Ctx, IR]] = field(default_factory=dict)
     sources: dict[str, Span] = field(default_factory=dict)
     role: str = "compute"
 
     @classmethod
-    def of(cls, name: str, assumes: str | None, ctx: Ctx, call: IR, args: dict[str, IR],
+    def of(cls, name: str, assumes: str | None, ctx: Ctx, call: Call, args: dict[str, IR],
            role: str = "compute") -> AccountantCall:
         """A call whose arguments are all read at ``ctx`` and given by this call."""
-        span = Span(ctx.path, *call[4])
+        span = Span(ctx.path, *call.position)
         return cls(name, assumes, ctx, call, {k: (ctx, v) for k, v in args.items()},
                    {k: span for k in args}, role)
 
     @property
     def span(self) -> Span:
-        return Span(self.ctx.path, *self.call[4])
+        return Span(self.ctx.path, *self.call.position)
 
 
 class AccountantFinder:
@@ -110,9 +110,8 @@ class AccountantFinder:
                 api = engine_api(self.index, node, where)
                 engine = engine_of(self.index, node, where) \
                     if api is not None and api.role == "attach" else None
-                if engine is not None and isinstance(engine[1], Call):
-                    self._attached[f"{node.args[0].dotted}.privacy_engine"] = (engine[0],
-                                                                                engine[1])
+                if engine is not None:
+                    self._attached[f"{node.args[0].dotted}.privacy_engine"] = engine
         found: list[AccountantCall] = []
         for where, stmt, node in calls:
             call = self._classify(node, where, stmt)
@@ -153,8 +152,10 @@ class AccountantFinder:
 
     def _classify(self, node: IR, ctx: Ctx, stmt: Statement) -> AccountantCall | None:
         """The accountant call ``node`` is, if it is one."""
+        if not isinstance(node, Call):
+            return None
         api = self._api(node, ctx)
-        if api is None or not isinstance(node, Call):
+        if api is None:
             return None
         name, assumes = self._accountant(api, node, ctx)
         if name is None:
@@ -183,10 +184,10 @@ class AccountantFinder:
             counts[repr(count[1]) if count else "None"] = count
         return next(iter(counts.values())) if len(counts) == 1 else None
 
-    def _api(self, node: IR, ctx: Ctx) -> Api | None:
+    def _api(self, node: Call, ctx: Ctx) -> Api | None:
         """The accountant entry of the catalog ``node`` is: by its qualified name, or for a
         method of ``optimizer.privacy_engine`` (0.x), the attached engine's."""
-        name = callee_name(node) or ""
+        name = node.name or ""
         base, _, method = name.rpartition(".")
         if base in self._attached:
             where, engine = self._attached[base]
@@ -278,7 +279,8 @@ class AccountantFinder:
         if binding.kind == "param" and binding.ir is None:
             built: dict[str | None, tuple[Call, Ctx] | None] = {}
             for where, arg in self.index.arguments(binding):
-                found = self._constructed(arg[1], where, depth + 1) if arg[0] == "r" else None
+                found = self._constructed(arg.dotted, where, depth + 1) \
+                    if isinstance(arg, Name) else None
                 built[repr(found[0]) if found else None] = found
             return next(iter(built.values())) if len(built) == 1 else None
         if not isinstance(binding.ir, Call) or binding.index:

@@ -257,8 +257,8 @@ class NamesMixin:
         ``a if c else b``, the name both arms have (None when they differ)."""
         if value[0] == "r":
             return self.library_name(".".join([value[1], *rest]), ctx)
-        if isinstance(value, Opaque) and value.kind == "ifexp" and len(value) == 4:
-            arms = {self._value_name(arm, ctx, rest) for arm in value[2:]}
+        if isinstance(value, Opaque) and value.kind == "ifexp" and value.parts:
+            arms = {self._value_name(arm, ctx, rest) for arm in value.parts}
             return arms.pop() if len(arms) == 1 else None
         if value[0] != "call" or value[1][0] != "r":
             return None

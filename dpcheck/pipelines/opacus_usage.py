@@ -20,7 +20,7 @@ from dpcheck.catalog.apis import Api
 from dpcheck.pipelines.apis import api_of, built_by
 from dpcheck.pipelines.index import ProjectIndex
 from dpcheck.pipelines.scope import Ctx
-from dpcheck.sites.ir import IR, callee_name
+from dpcheck.sites.ir import IR
 from dpcheck.sites.nodes import Call, Name, Opaque
 
 #: Normalization codes of the version table -> divisor kinds of ``dpcheck.pipelines.divisor``.
@@ -37,17 +37,17 @@ class OpacusUsage:
     """Where the user hands training to Opacus: the entry call (its catalog entry ``api``:
     role ``entry`` for 1.x ``make_private*``, ``attach`` for 0.x) and the engine construction."""
 
-    call: IR
+    call: Call
     ctx: Ctx
-    engine: tuple[Ctx, IR] | None
+    engine: tuple[Ctx, Call] | None
     api: Api
 
     def keyword(self, name: str) -> IR | None:
         """A keyword of the entry call, else of the engine constructor (0.x style)."""
-        if name in self.call[3]:
-            return self.call[3][name]
+        if name in self.call.kwargs:
+            return self.call.kwargs[name]
         if self.engine is not None:
-            return self.engine[1][3].get(name)
+            return self.engine[1].kwargs.get(name)
         return None
 
 
@@ -66,9 +66,9 @@ def entry_methods(index: ProjectIndex) -> frozenset[str]:
 
 def find_usage(index: ProjectIndex, scopes: Iterable[Ctx]) -> OpacusUsage | None:
     """The first ``make_private*`` call of an Opacus engine, else a 0.x ``attach`` of one."""
-    attaches: list[tuple[Ctx, IR, Api]] = []
+    attaches: list[tuple[Ctx, Call, Api]] = []
     for where, _, node in index.calls(scopes):
-        api = engine_api(index, node, where)
+        api = engine_api(index, node, where) if isinstance(node, Call) else None
         if api is None or api.role not in _USAGE_ROLES:
             continue
         if api.role == "entry":
@@ -81,14 +81,14 @@ def find_usage(index: ProjectIndex, scopes: Iterable[Ctx]) -> OpacusUsage | None
     return None
 
 
-def engine_api(index: ProjectIndex, call: IR, ctx: Ctx) -> Api | None:
+def engine_api(index: ProjectIndex, call: Call, ctx: Ctx) -> Api | None:
     """The engine catalog entry ``call`` is (``engine``, ``entry`` or ``attach``): by its
     qualified name, or for a project class that is an Opacus engine (``is_opacus_engine``), the
     engine's entry of the same name."""
     matched = api_of(index, call, ctx, _ENGINE_ROLES)
     if matched is not None:
         return matched.api
-    if not isinstance(call, Call) or call.method not in entry_methods(index):
+    if call.method not in entry_methods(index):
         return None
     engine = engine_of(index, call, ctx)
     if engine is None or not is_opacus_engine(index, engine[1], engine[0]):
@@ -96,12 +96,12 @@ def engine_api(index: ProjectIndex, call: IR, ctx: Ctx) -> Api | None:
     return index.api_catalog.match(f"opacus.PrivacyEngine.{call.method}", _USAGE_ROLES)
 
 
-def is_opacus_engine(index: ProjectIndex, call: IR, ctx: Ctx, depth: int = 0) -> bool:
+def is_opacus_engine(index: ProjectIndex, call: Call, ctx: Ctx, depth: int = 0) -> bool:
     """Whether a constructor call builds an Opacus ``PrivacyEngine``: the library's (by
     qualified name), a project class deriving from one, or a fork of it (a project class with
     the engine's entry methods in a module built on Opacus imports). A project's own class that
     happens to be called ``PrivacyEngine`` is not Opacus (its code is analysed like any other)."""
-    name = callee_name(call) or ""
+    name = call.name or ""
     qualified = index.library_name(name, ctx)
     if qualified is not None:
         return index.api_catalog.match(qualified, frozenset({"engine"})) is not None
@@ -122,18 +122,18 @@ def is_opacus_engine(index: ProjectIndex, call: IR, ctx: Ctx, depth: int = 0) ->
                for base in summary.bases(binding.name))
 
 
-def engine_of(index: ProjectIndex, call: IR, ctx: Ctx) -> tuple[Ctx, IR] | None:
+def engine_of(index: ProjectIndex, call: Call, ctx: Ctx) -> tuple[Ctx, Call] | None:
     """The constructor call of the engine ``call`` is a method of, and where to read it. An
     engine bound to ``A(...) if c else B(...)`` is read from its first arm (the engine built when
     the condition holds)."""
-    constructed = built_by(call) if isinstance(call, Call) else None
+    constructed = built_by(call)
     if constructed is not None:
         return ctx, constructed
-    name = callee_name(call) or ""
+    name = call.name or ""
     binding = index.attribute(name.rsplit(".", 1)[0], ctx) if "." in name else None
     value = binding.ir if binding is not None else None
-    if isinstance(value, Opaque) and value.kind == "ifexp" and len(value) == 4:
-        value = value[2]
+    if isinstance(value, Opaque) and value.kind == "ifexp" and value.parts:
+        value = value.parts[0]
     if binding is not None and isinstance(value, Call):
         return binding.ctx, value
     return None
