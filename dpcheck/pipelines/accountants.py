@@ -100,13 +100,19 @@ class AccountantFinder:
         and the ``get_epsilon`` of one accountant are one ``AccountantCall``), in source
         order."""
         scopes = list(scopes)
-        scopes.extend(self._hooks(scopes))
-        calls = [(where, stmt, node) for where, stmt, node in self.index.calls(scopes)
-                 if self.index.copied_name(where.path, where.scope) is None]
+        calls = list(self.index.calls(scopes))
+        calls.extend(self.index.calls(list(self._hooks(calls, scopes))))
+        internal: dict[tuple[str, str], bool] = {}
+        calls = [(where, stmt, node) for where, stmt, node in calls
+                 if not internal.setdefault((where.path, where.scope), self.index.copied_name(
+                     where.path, where.scope) is not None)]
         # Opacus 0.x ``engine.attach(optimizer)`` sets ``optimizer.privacy_engine = engine``
+        attach = frozenset(pattern.last for api in self.catalog.apis if api.role == "attach"
+                           for pattern in api.patterns)
         self._attached = {}
         for where, _, node in calls:
-            if isinstance(node, Call) and len(node.args) == 1 and isinstance(node.args[0], Name):
+            if isinstance(node, Call) and node.method in attach and len(node.args) == 1 \
+                    and isinstance(node.args[0], Name):
                 api = engine_api(self.index, node, where)
                 engine = engine_of(self.index, node, where) \
                     if api is not None and api.role == "attach" else None
@@ -123,12 +129,14 @@ class AccountantFinder:
             found.append(call)
         return _merge(found, self.catalog.family, self.catalog.default_assumption)
 
-    def _hooks(self, scopes: list[Ctx]) -> Iterator[Ctx]:
-        """The methods of the project classes deriving from a library class that ``scopes``
-        build an instance of (principle 2 of the module docstring)."""
+    def _hooks(self, calls: list[tuple[Ctx, Statement, IR]], scopes: list[Ctx]
+               ) -> Iterator[Ctx]:
+        """The methods of the project classes deriving from a library class that ``calls`` (of
+        ``scopes``) build an instance of (principle 2 of the module docstring)."""
         seen = {(c.path, c.scope) for c in scopes}
-        for where, _, node in self.index.calls(scopes):
-            if not isinstance(node, Call) or not node.name:
+        candidates = self._hook_classes()
+        for where, _, node in calls:
+            if not isinstance(node, Call) or node.method not in candidates or not node.name:
                 continue
             built = self.index.function(node.name, where)
             if built is None or not built.scope.endswith(".__init__"):
@@ -142,6 +150,18 @@ class AccountantFinder:
                 if scope.owner == cls and qual != cls and (built.path, qual) not in seen:
                     seen.add((built.path, qual))
                     yield Ctx(built.path, qual)
+
+    def _hook_classes(self) -> frozenset[str]:
+        """The names of the project classes (in the indexed files) deriving from a library
+        class: only a call by one of these names may build an object whose methods a library
+        runs (each is still resolved to its class). Computed once per linking run."""
+        shared = self.index.shared
+        if shared.hook_classes is None:
+            shared.hook_classes = frozenset(
+                cls.rpartition(".")[2] for path in self.index.indexed_paths()
+                if (summary := self.index.summary(path)) is not None
+                for cls in summary.classes if self._library_derived(path, cls))
+        return shared.hook_classes
 
     def _library_derived(self, path: str, cls: str) -> bool:
         summary = self.index.summary(path)
@@ -195,7 +215,23 @@ class AccountantFinder:
             return self.catalog.match(f"{qualified}.{method}" if qualified else None,
                                       ACCOUNTANT_ROLES)
         matched = api_of(self.index, node, ctx, ACCOUNTANT_ROLES)
-        return matched.api if matched is not None else None
+        if matched is not None:
+            return matched.api
+        return self._project_engine_method(name, ctx)
+
+    def _project_engine_method(self, name: str, ctx: Ctx) -> Api | None:
+        """A method of an Opacus engine that is a project class (a subclass overriding it, a
+        fork, Opacus' own source scanned as a project): the engine's entry of the same name
+        (``engine.accountant.get_epsilon``)."""
+        base, _, method = name.rpartition(".")
+        if method not in self.catalog.tails:
+            return None
+        for owner in (base, base.removesuffix(".accountant")):
+            built = self._constructed(owner, ctx) if owner else None
+            if built is not None and is_opacus_engine(self.index, built[0], built[1]):
+                return self.catalog.match(f"opacus.PrivacyEngine.{name[len(owner) + 1:]}",
+                                          ACCOUNTANT_ROLES)
+        return None
 
     def _accountant(self, api: Api, call: Call, ctx: Ctx) -> tuple[str | None, str | None]:
         """(accountant name, stated assumption) of a matched call: chosen by an argument, given

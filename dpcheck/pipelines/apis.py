@@ -42,8 +42,7 @@ def api_of(index: ProjectIndex, call: object, ctx: Ctx, roles: frozenset[str]) -
         return None
     catalog = index.api_catalog
     summary = index.summary(ctx.path)
-    head, _, _ = name.partition(".")
-    if call.method not in catalog.tails and (summary is None or head not in summary.imports):
+    if call.method not in catalog.tails and not _aliased(index, name, ctx):
         return None
     qualified = index.library_name(name, ctx)
     if constructed is not None:
@@ -61,6 +60,19 @@ def api_of(index: ProjectIndex, call: object, ctx: Ctx, roles: frozenset[str]) -
         return None
     root = fallback.patterns[0].head[0]
     return Matched(fallback, f"{root}.?.{call.method}")
+
+
+def _aliased(index: ProjectIndex, name: str, ctx: Ctx) -> bool:
+    """Whether the head of ``name`` is imported from a library the catalog knows or from a
+    project module (which may be a vendored copy): a name that may be a catalog API under
+    another name (``from prv_accountant import Accountant as PRVAccountant``). Any other call
+    whose last name part is no catalog name cannot be a catalog API."""
+    summary = index.summary(ctx.path)
+    target = summary.imports.get(name.partition(".")[0]) if summary is not None else None
+    if target is None:
+        return False
+    return target.lstrip(".").split(".")[0] in index.api_catalog.roots \
+        or index.module_path(ctx.path, target) is not None
 
 
 def built_by(call: Call) -> Call | None:

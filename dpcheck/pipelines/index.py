@@ -51,6 +51,7 @@ class _Shared:
     method_names: frozenset[str] | None = None
     partials: tuple[str, ...] | None = None
     partial_calls: dict[str, list[tuple[Ctx, IR]]] | None = None
+    hook_classes: frozenset[str] | None = None
     bindings: dict[tuple[str, Ctx], Binding | None] = field(default_factory=dict)
     call_sites: dict[tuple[Ctx, frozenset[tuple[str, str]]], list[tuple[Ctx, IR]]] = \
         field(default_factory=dict)
