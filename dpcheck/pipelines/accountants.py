@@ -214,10 +214,8 @@ class AccountantFinder:
             qualified = self.index.library_name(engine.name or "", where)
             return self.catalog.match(f"{qualified}.{method}" if qualified else None,
                                       ACCOUNTANT_ROLES)
-        matched = api_of(self.index, node, ctx, ACCOUNTANT_ROLES)
-        if matched is not None:
-            return matched.api
-        return self._project_engine_method(name, ctx)
+        return api_of(self.index, node, ctx, ACCOUNTANT_ROLES) \
+            or self._project_engine_method(name, ctx)
 
     def _project_engine_method(self, name: str, ctx: Ctx) -> Api | None:
         """A method of an Opacus engine that is a project class (a subclass overriding it, a
@@ -294,9 +292,9 @@ class AccountantFinder:
         return None, None
 
     def _constructor_api(self, constructor: Call, where: Ctx) -> Api | None:
-        matched = api_of(self.index, constructor, where, _CONSTRUCTORS)
-        if matched is not None:
-            return matched.api
+        api = api_of(self.index, constructor, where, _CONSTRUCTORS)
+        if api is not None:
+            return api
         if is_opacus_engine(self.index, constructor, where):
             return self.catalog.match("opacus.PrivacyEngine", frozenset({"engine"}))
         return None

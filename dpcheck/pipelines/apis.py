@@ -16,23 +16,13 @@ from different callers) never falls back.
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 from dpcheck.catalog.apis import Api
 from dpcheck.pipelines.index import ProjectIndex
 from dpcheck.pipelines.scope import Ctx
 from dpcheck.sites.nodes import Attr, Call, Name
 
 
-class Matched(NamedTuple):
-    """A call's catalog entry and the qualified name it was matched on (``<root>.?.<method>``
-    for the fallback)."""
-
-    api: Api
-    qualified: str
-
-
-def api_of(index: ProjectIndex, call: object, ctx: Ctx, roles: frozenset[str]) -> Matched | None:
+def api_of(index: ProjectIndex, call: object, ctx: Ctx, roles: frozenset[str]) -> Api | None:
     """The catalog entry of one of ``roles`` that ``call`` (read at ``ctx``) is, if any."""
     if not isinstance(call, Call):
         return None
@@ -50,16 +40,13 @@ def api_of(index: ProjectIndex, call: object, ctx: Ctx, roles: frozenset[str]) -
         name = f"?.{call.method}"
     api = catalog.match(qualified, roles)
     if api is not None:
-        return Matched(api, qualified or "")
+        return api
     if qualified is not None or "." not in name or summary is None:
         return None
     base = name.rpartition(".")[0]
     roots = frozenset(target.lstrip(".").split(".")[0] for target in summary.imports.values())
     fallback = catalog.fallback(call.method, roots, roles)
-    if fallback is None or not undecided(index, base, ctx):
-        return None
-    root = fallback.patterns[0].head[0]
-    return Matched(fallback, f"{root}.?.{call.method}")
+    return fallback if fallback is not None and undecided(index, base, ctx) else None
 
 
 def _aliased(index: ProjectIndex, name: str, ctx: Ctx) -> bool:

@@ -85,9 +85,9 @@ def engine_api(index: ProjectIndex, call: Call, ctx: Ctx) -> Api | None:
     """The engine catalog entry ``call`` is (``engine``, ``entry`` or ``attach``): by its
     qualified name, or for a project class that is an Opacus engine (``is_opacus_engine``), the
     engine's entry of the same name."""
-    matched = api_of(index, call, ctx, _ENGINE_ROLES)
-    if matched is not None:
-        return matched.api
+    api = api_of(index, call, ctx, _ENGINE_ROLES)
+    if api is not None:
+        return api
     if call.method not in entry_methods(index):
         return None
     engine = engine_of(index, call, ctx)
