@@ -70,12 +70,17 @@ class Assumption(Vocabulary):
 
     SGM_POISSON = "SGM+poisson"
     SGM_WITHOUT_REPLACEMENT = "SGM+without-replacement"
+    #: The unnormalized SGM with no one sampling assumed: the accountant states a guarantee for
+    #: Poisson sampling and one for each example used once per epoch (shuffled or sequential
+    #: batches), as TF-Privacy's ``compute_dp_sgd_privacy_statement`` does.
+    SGM_ANY_SAMPLING = "SGM"
     UNKNOWN = "unknown"
 
     @property
     def sgm(self) -> bool:
         """Whether the accountant assumes the (unnormalized) Subsampled Gaussian Mechanism."""
-        return self in (Assumption.SGM_POISSON, Assumption.SGM_WITHOUT_REPLACEMENT)
+        return self in (Assumption.SGM_POISSON, Assumption.SGM_WITHOUT_REPLACEMENT,
+                        Assumption.SGM_ANY_SAMPLING)
 
 
 class Role(Vocabulary):

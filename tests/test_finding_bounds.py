@@ -88,6 +88,13 @@ def test_dp103_overstated_q_is_consistent() -> None:
     actual = pld_accountant(256 / 60000, 1.1, 4000).get_epsilon(1e-5)
     assert bound["witness"]["epsilon_at_delta"] == pytest.approx(actual, abs=5e-3)
     assert bound["verdict"] == "consistent"
+    # delta is the target_delta the code gives get_privacy_spent, so nothing is assumed
+    assert bound["inputs"]["delta"] == 1e-5 and bound["missing"] == []
+
+
+def test_a_delta_the_code_never_states_is_reported_missing_with_advice() -> None:
+    """No accountant call and no delta anywhere: the bound says which delta it assumed."""
+    _, bound = bound_of("shuffle_permutation_low_noise", "DP104")
     assert [m["param"] for m in bound["missing"]] == ["delta"]
     assert bound["missing"][0]["advice"].startswith("--param delta=VALUE")
     assert "1e-05" in bound["missing"][0]["assumed"]

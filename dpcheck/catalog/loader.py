@@ -13,7 +13,7 @@ import sys
 from collections.abc import Callable, Iterable
 from importlib import resources
 from pathlib import Path, PurePosixPath
-from typing import Any, TypeVar
+from typing import Any
 
 from dpcheck.catalog.rule import (
     EXAMPLE_MAIN_FILE,
@@ -23,6 +23,10 @@ from dpcheck.catalog.rule import (
     Reference,
     Rule,
 )
+from dpcheck.catalog.validate import check_keys as _check_keys
+from dpcheck.catalog.validate import listed as _list
+from dpcheck.catalog.validate import string as _string
+from dpcheck.catalog.validate import table as _table
 from dpcheck.errors import CatalogError
 from dpcheck.model import Severity
 
@@ -44,8 +48,6 @@ _RULE_KEYS = frozenset((*_REQUIRED_KEYS, "tags", "configuration"))
 _MINIMAL_KEYS = ("flagged", "use-instead")
 _REFERENCE_KEYS = frozenset(("title", "url"))
 _EXAMPLE_KEYS = frozenset(("name", "code", "expect", "files", "pending"))
-
-T = TypeVar("T")
 
 
 def load_catalog(directory: Path | Traversable | None = None) -> Catalog:
@@ -264,45 +266,8 @@ def _check_examples_against(file: Traversable, rule: Rule, known: set[str]) -> N
         raise CatalogError(f"{file}: examples: every example expects {rule.id} (add a passing one)")
 
 
-def _check_keys(
-    file: Traversable,
-    prefix: str,
-    table: dict[str, Any],
-    allowed: frozenset[str],
-    required: tuple[str, ...],
-) -> None:
-    unknown = sorted(set(table) - allowed)
-    if unknown:
-        raise CatalogError(
-            f"{file}: {prefix}{unknown[0]}: unknown key (allowed: {', '.join(sorted(allowed))})"
-        )
-    for key in required:
-        if key not in table:
-            raise CatalogError(f"{file}: {prefix}{key}: missing required key")
-
-
-def _string(file: Traversable, key: str, value: Any) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise CatalogError(f"{file}: {key}: must be a non-empty string")
-    return value
-
-
 def _text(file: Traversable, key: str, value: Any) -> str:
     """A file's content: any string, empty included."""
     if not isinstance(value, str):
         raise CatalogError(f"{file}: {key}: must be a string (a file's text)")
     return value
-
-
-def _table(file: Traversable, key: str, value: Any) -> dict[str, Any]:
-    if not isinstance(value, dict):
-        raise CatalogError(f"{file}: {key}: must be a table")
-    return value
-
-
-def _list(
-    file: Traversable, key: str, value: Any, parse: Callable[[Traversable, str, Any], T]
-) -> tuple[T, ...]:
-    if not isinstance(value, list):
-        raise CatalogError(f"{file}: {key}: must be a list")
-    return tuple(parse(file, f"{key}[{index}]", item) for index, item in enumerate(value))

@@ -30,9 +30,10 @@ from dpcheck.pipelines.handwritten import (
 )
 from dpcheck.pipelines.index import ProjectIndex
 from dpcheck.pipelines.opacus_usage import (
-    ENTRY_CALLS,
     OpacusUsage,
+    api_major,
     clips_only,
+    entry_methods,
     find_usage,
     loader_decides,
     normalization,
@@ -46,7 +47,7 @@ from dpcheck.pipelines.tf_privacy import normalization as tf_normalization
 from dpcheck.pipelines.values import Evaluator
 from dpcheck.pipelines.versions import resolve_opacus
 from dpcheck.project import Project
-from dpcheck.sites.ir import IR, callee_name, tail_name
+from dpcheck.sites.ir import IR, callee_name
 
 MAX_SCOPES = 400
 
@@ -255,13 +256,13 @@ class PipelineBuilder:
         """Functions holding a noise draw or an Opacus entry call (found through the call
         index, so only those scopes are analysed)."""
         seen: set[Ctx] = set()
-        for tail in sorted(NOISE_TAILS | ENTRY_CALLS | {"attach"}):
+        for tail in sorted(NOISE_TAILS | entry_methods(self.index)):
             for where, _ in self.index.calls_named(tail):
                 ctx = Ctx(where.path, where.scope)
                 summary = self.index.summary(where.path)
                 if ctx in seen or self.index.skipped(where.path) or not summary \
                         or ctx.scope == "<module>" or ctx.scope in summary["classes"] \
-                        or _engine_method(summary, ctx.scope):
+                        or _engine_method(summary, ctx.scope, entry_methods(self.index)):
                     continue
                 seen.add(ctx)
                 if find_usage(self.index, [ctx]) or self.handwritten.analyze([ctx]).noise:
@@ -355,7 +356,7 @@ class PipelineBuilder:
         library_evidence = Evidence("library", resolution.span or span, how)
         noise = self._noise_argument(usage)
         if resolution.row is None:
-            era = tail_name(callee_name(usage.call)) != "attach"
+            era = api_major(usage) == 1
             poisson = resolution.common("poisson_default", era)
             return _Analysis("unknown", resolution.reason, [
                 library_evidence, *noise, Evidence("update", span,
@@ -437,13 +438,13 @@ def _dispatch_test(test: IR) -> bool:
     return False
 
 
-def _engine_method(summary: dict[str, Any], scope: str) -> bool:
+def _engine_method(summary: dict[str, Any], scope: str, entries: frozenset[str]) -> bool:
     """Whether ``scope`` is a method of a class that implements an Opacus engine entry point
-    (``make_private``/``attach``): a local copy, fork or subclass of the engine is library code,
-    reached from the user's calls, never a training entry of its own."""
+    (a method named like one of ``entries``: ``make_private``/``attach``): a local copy, fork or
+    subclass of the engine is library code, reached from the user's calls, never a training
+    entry of its own."""
     owner = summary["scopes"][scope].get("class")
-    return bool(owner) and any(f"{owner}.{name}" in summary["scopes"]
-                               for name in (*ENTRY_CALLS, "attach"))
+    return bool(owner) and any(f"{owner}.{name}" in summary["scopes"] for name in entries)
 
 
 def build_pipelines(project: Project, budget: int = PIPELINE_BUDGET) -> list[Pipeline]:

@@ -86,7 +86,8 @@ class CallsMixin:
     def _imported(self, path: str) -> Iterator[str]:
         """The project files the imports of ``path`` name."""
         summary = self.summary(path)
-        for target in (summary or {}).get("imports", {}).values():
+        for target in [*(summary or {}).get("imports", {}).values(), *(summary or {}).get(
+                "stars", ())]:
             located = self.module_path(path, target)
             if located is not None:
                 yield located[0]

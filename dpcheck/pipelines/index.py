@@ -2,7 +2,8 @@
 
 ``ProjectIndex`` serves the typed module summaries and composes the lookups written in their
 own modules: name resolution (``names``), command-line options (``options``), functions and
-call sites (``calls``) and instance classes (``classes``). Every recursive question goes through
+call sites (``calls``), instance classes (``classes``) and vendored copies of DP libraries
+(``copies``). Every recursive question goes through
 one memo with one cycle guard and one work budget (``questions``).
 
 One index is built per linking run; ``within(scope)`` gives the same index seen from one
@@ -22,12 +23,14 @@ from typing import Any, Callable
 from dpcheck.pipelines.binding import Binding
 from dpcheck.pipelines.calls import CallsMixin
 from dpcheck.pipelines.classes import ClassesMixin
+from dpcheck.pipelines.copies import CopiesMixin
 from dpcheck.pipelines.names import NamesMixin
 from dpcheck.pipelines.options import OptionsMixin
 from dpcheck.pipelines.questions import Questions
 from dpcheck.pipelines.scope import WHOLE_PROJECT, Ctx, PipelineScope
 from dpcheck.project import Project
 from dpcheck.sites.ir import IR, callee_name
+from dpcheck.sites.nodes import BinOp, Call
 from dpcheck.sites.views import ModuleSummary, Scope, Statement, module_view
 
 #: Tests and vendored copies: never entry points, and their calls never feed a user pipeline.
@@ -48,6 +51,7 @@ class _Shared:
     method_names: frozenset[str] | None = None
     partials: tuple[str, ...] | None = None
     partial_calls: dict[str, list[tuple[Ctx, IR]]] | None = None
+    hook_classes: frozenset[str] | None = None
     bindings: dict[tuple[str, Ctx], Binding | None] = field(default_factory=dict)
     call_sites: dict[tuple[Ctx, frozenset[tuple[str, str]]], list[tuple[Ctx, IR]]] = \
         field(default_factory=dict)
@@ -56,7 +60,7 @@ class _Shared:
     cached: dict[str, Callable[..., Any]] = field(default_factory=dict)
 
 
-class ProjectIndex(NamesMixin, OptionsMixin, CallsMixin, ClassesMixin):
+class ProjectIndex(NamesMixin, OptionsMixin, CallsMixin, ClassesMixin, CopiesMixin):
     """Summaries plus the lookups the pipeline stage needs (see the module docstring)."""
 
     def __init__(self, project: Project, scope: PipelineScope = WHOLE_PROJECT,
@@ -70,11 +74,13 @@ class ProjectIndex(NamesMixin, OptionsMixin, CallsMixin, ClassesMixin):
             cached.update(module_path=lru_cache(maxsize=None)(self._module_path),
                           receivers=lru_cache(maxsize=None)(self._receivers),
                           global_writers=lru_cache(maxsize=None)(self._global_writers),
-                          skipped=lru_cache(maxsize=None)(self._skipped))
+                          skipped=lru_cache(maxsize=None)(self._skipped),
+                          copied_module=lru_cache(maxsize=None)(self._copied_module))
         self.module_path = cached["module_path"]
         self.receivers = cached["receivers"]
         self.global_writers = cached["global_writers"]
         self.skipped = cached["skipped"]
+        self.copied_module = cached["copied_module"]
         # The library view of ``dpcheck history`` (pipelines/library.py) has no facts.
         facts = getattr(project, "facts", None)
         self._bundled = tuple(f"{f}/" for f in facts.bundled_folders()) if facts else ()
@@ -135,12 +141,18 @@ class ProjectIndex(NamesMixin, OptionsMixin, CallsMixin, ClassesMixin):
         return scope.if_test(line) if scope else None
 
     def loop_count(self, ctx: Ctx, stmt: Statement) -> tuple[Ctx, IR] | None:
-        """The iteration count of the ``for ... in range(n)`` directly enclosing ``stmt``."""
+        """The iteration count of the ``for ... in range(n)`` (or ``range(start, stop)``:
+        ``stop - start``) directly enclosing ``stmt``."""
         scope = self.scope(ctx)
         if scope is None or stmt.loop < 0:
             return None
         header = scope.statements[stmt.loop]
         iterable = header.expr
-        if iterable[0] == "call" and callee_name(iterable) == "range" and len(iterable[2]) == 1:
-            return Ctx(ctx.path, ctx.scope, header.line), iterable[2][0]
+        if not isinstance(iterable, Call) or callee_name(iterable) != "range" or iterable.kwargs:
+            return None
+        where = Ctx(ctx.path, ctx.scope, header.line)
+        if len(iterable.args) == 1:
+            return where, iterable.args[0]
+        if len(iterable.args) == 2:
+            return where, BinOp(["b", "-", iterable.args[1], iterable.args[0]])
         return None

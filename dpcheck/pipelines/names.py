@@ -19,6 +19,7 @@ from dpcheck.pipelines.options import ABSL_FLAGS, ARGS_PARSERS
 from dpcheck.pipelines.scope import Ctx
 from dpcheck.sites.ir import IR, callee_name, tail_name, walk
 from dpcheck.sites.modules import resolve_module
+from dpcheck.sites.nodes import Const, Num, Opaque, Str
 
 Summary = dict[str, Any]
 
@@ -122,15 +123,37 @@ class NamesMixin:
             return Binding(kind, None, Ctx(ctx.path, name), scope["line"], name=name)
         target = summary["imports"].get(head)
         if target is None:
-            return None
+            return self._starred(name, ctx, summary, depth)
         full = f"{target}.{rest}" if rest else target
         located = self.module_path(ctx.path, full)
-        if located is None:
+        if located is None or self._bundled_import(located[0], ctx.path):
             return Binding("module", None, ctx, 0, name=full, library=True)
         path, attr = located
         if not attr:
             return Binding("module", None, Ctx(path, "<module>"), 0, name=full)
         return self.bind(attr, Ctx(path, "<module>"), depth + 1)
+
+    def _starred(self, name: str, ctx: Ctx, summary: Summary, depth: int) -> Binding | None:
+        """``name`` bound by a ``from module import *`` of the module: the first project module
+        imported so that defines it (a library's ``*`` names nothing dpcheck can list). Only a
+        few star imports deep: chains of them are followed, cycles end."""
+        if depth > 2:
+            return None
+        for module in summary.get("stars", ()):
+            located = self.module_path(ctx.path, module)
+            if located is None or located[1] or located[0] == ctx.path:
+                continue
+            found = self.bind(name, Ctx(located[0], "<module>"), depth + 1)
+            if found is not None:
+                return found
+        return None
+
+    def _bundled_import(self, target: str, importer: str) -> bool:
+        """Whether an import of ``importer`` lands in a DP library bundled in the project
+        (``discover.vendored``) from outside it: that is the library, imported as the user's
+        code imports it, not project code."""
+        return any(target.startswith(folder) and not importer.startswith(folder)
+                   for folder in self._bundled)
 
     def attribute(self, name: str, ctx: Ctx) -> Binding | None:
         """``base.attr`` resolved through what ``base`` is: parsed args, a config object or
@@ -182,9 +205,16 @@ class NamesMixin:
         ``torch.normal`` for ``th.normal`` after ``import torch as th``;
         ``opacus.PrivacyEngine.make_private`` for ``engine.make_private`` after ``engine =
         PrivacyEngine()`` (an instance is named by its class, also through the callers that
-        pass it in); a method a project class inherits from a library class is the library's.
-        None for a project object (its code is analysed as such) and for an object whose origin
-        is not decided. Library APIs are matched on this name, never on a name's last part."""
+        pass it in); a method a project class inherits from a library class is the library's;
+        an object of a vendored copy of a library module is the library's. None for a project
+        object (its code is analysed as such) and for an object whose origin
+        is not decided. Library APIs are matched on this name, never on a name's last part.
+        A name whose head is an imported library module is a table lookup, answered without
+        spending the work budget."""
+        head, _, rest = dotted.partition(".")
+        imported = self.bind(head, ctx)
+        if imported is not None and imported.kind == "module" and imported.library:
+            return f"{imported.name}.{rest}" if rest else imported.name
         key = ("library-name", dotted, ctx, self.reach)
         return self.questions.ask(key, lambda: self._library_name(dotted, ctx), None)
 
@@ -193,8 +223,12 @@ class NamesMixin:
         for cut in range(len(parts), 0, -1):
             head = ".".join(parts[:cut])
             binding = self.bind(head, ctx) or (self.attribute(head, ctx) if cut > 1 else None)
-            if binding is not None:
-                return self._named(binding, parts[cut:])
+            if binding is None or (cut < len(parts) and cut > 1
+                                   and isinstance(binding.ir, (Num, Str, Const))):
+                # a literal has no attributes to call: ``engine.accountant`` read as the
+                # constructor's ``accountant="rdp"`` keyword is not the object's attribute
+                continue
+            return self._named(binding, parts[cut:])
         return None
 
     def _named(self, binding: Binding, rest: list[str]) -> str | None:
@@ -203,6 +237,10 @@ class NamesMixin:
             if binding.library:
                 return ".".join([binding.name, *rest])
             return self.library_name(".".join(rest), binding.ctx) if rest else None
+        if binding.kind in ("function", "class"):
+            copied = self.copied_name(binding.ctx.path, binding.name)
+            if copied is not None:
+                return ".".join([copied, *rest])
         if binding.kind == "class":
             return self._inherited(binding.ctx.path, binding.name, rest)
         if binding.kind == "param" and binding.ir is None:
@@ -215,9 +253,13 @@ class NamesMixin:
 
     def _value_name(self, value: IR, ctx: Ctx, rest: list[str]) -> str | None:
         """The library name of what ``value`` evaluates to, followed by ``rest``: a name's, or
-        for a call, an instance of the library class (or of the project class) it calls."""
+        for a call, an instance of the library class (or of the project class) it calls; for
+        ``a if c else b``, the name both arms have (None when they differ)."""
         if value[0] == "r":
             return self.library_name(".".join([value[1], *rest]), ctx)
+        if isinstance(value, Opaque) and value.kind == "ifexp" and value.parts:
+            arms = {self._value_name(arm, ctx, rest) for arm in value.parts}
+            return arms.pop() if len(arms) == 1 else None
         if value[0] != "call" or value[1][0] != "r":
             return None
         callee = self.bind(value[1][1], ctx) or self.attribute(value[1][1], ctx)
@@ -231,7 +273,11 @@ class NamesMixin:
     def _inherited(self, path: str, cls: str, rest: list[str]) -> str | None:
         """``rest`` (a method and what follows) of the project class ``cls``: None when the
         class defines it (project code), else the library name of the method of the first base
-        that is a library class."""
+        that is a library class. A class of a vendored copy of a library module
+        (``dpcheck.pipelines.copies``) is that library's class."""
+        copied = self.copied_name(path, cls) if rest else None
+        if copied is not None:
+            return ".".join([copied, *rest])
         summary = self.summary(path)
         if not rest or summary is None or f"{cls}.{rest[0]}" in summary.scopes \
                 or cls not in summary.classes:

@@ -1,5 +1,14 @@
 """The user's calls into Opacus (1.x ``make_private*``, 0.x ``PrivacyEngine(...).attach``) and the
-normalization they get from the release the project runs."""
+normalization they get from the release the project runs.
+
+The calls are matched by qualified name against the engine entries of the API catalog
+(``dpcheck/data/dp_engines.toml``, ``dpcheck.pipelines.apis``): ``engine.make_private`` is
+Opacus' when ``engine`` is an Opacus ``PrivacyEngine`` (imported, re-exported, passed in, or a
+project subclass that inherits the method). A project's own ``make_private`` function and another
+library's (``jax_privacy.keras_api.make_private``) are not Opacus, whatever Opacus pin the
+project has. A project class that overrides the engine's entry points is still an Opacus engine
+when it derives from one, or when it is a local fork of it (``is_opacus_engine``).
+"""
 
 from __future__ import annotations
 
@@ -7,35 +16,40 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from dpcheck.catalog.apis import Api
 from dpcheck.model import Evidence, Span
+from dpcheck.pipelines.apis import api_of, built_by
 from dpcheck.pipelines.index import ProjectIndex
 from dpcheck.pipelines.scope import Ctx
 from dpcheck.pipelines.values import Evaluator
-from dpcheck.sites.ir import IR, callee_name, tail_name
-from dpcheck.sites.nodes import Call
+from dpcheck.sites.ir import IR
+from dpcheck.sites.nodes import Call, Name, Opaque
 
-ENTRY_CALLS = frozenset({"make_private", "make_private_with_epsilon"})
 #: Normalization codes of the version table -> divisor kinds of ``dpcheck.pipelines.divisor``.
 NORMALIZATION = {"A": "realized", "EA": "expected", "FEA": "floor-expected", "none": "none"}
 #: Opening of the update note when a 1.x ``poisson_sampling=False`` keeps the user's loader
 #: (see ``loader_decides``).
 KEPT_LOADER = "poisson_sampling=False keeps the data loader passed in"
+_USAGE_ROLES = frozenset({"entry", "attach"})
+_ENGINE_ROLES = frozenset({"engine", "entry", "attach"})
 
 
 @dataclass
 class OpacusUsage:
-    """Where the user hands training to Opacus: the entry call and the engine construction."""
+    """Where the user hands training to Opacus: the entry call (its catalog entry ``api``:
+    role ``entry`` for 1.x ``make_private*``, ``attach`` for 0.x) and the engine construction."""
 
-    call: IR
+    call: Call
     ctx: Ctx
-    engine: tuple[Ctx, IR] | None
+    engine: tuple[Ctx, Call] | None
+    api: Api
 
     def keyword(self, name: str) -> IR | None:
         """A keyword of the entry call, else of the engine constructor (0.x style)."""
-        if name in self.call[3]:
-            return self.call[3][name]
+        if name in self.call.kwargs:
+            return self.call.kwargs[name]
         if self.engine is not None:
-            return self.engine[1][3].get(name)
+            return self.engine[1].kwargs.get(name)
         return None
 
 
@@ -43,69 +57,87 @@ def api_major(usage: OpacusUsage) -> int:
     """The Opacus major release line the user's calls belong to: ``make_private*`` exist only
     from 1.0 on, a ``PrivacyEngine(module, ...)`` attached with ``.attach(optimizer)`` only
     before it. Code written against one API does not run on the other, so this dates it."""
-    return 1 if tail_name(callee_name(usage.call)) in ENTRY_CALLS else 0
+    return 1 if usage.api.role == "entry" else 0
+
+
+def entry_methods(index: ProjectIndex) -> frozenset[str]:
+    """The method names of the engine entry points (``make_private``, ``attach``, ...)."""
+    return frozenset(pattern.last for api in index.api_catalog.apis if api.role in _USAGE_ROLES
+                     for pattern in api.patterns)
 
 
 def find_usage(index: ProjectIndex, scopes: Iterable[Ctx]) -> OpacusUsage | None:
-    """The first ``make_private*`` call, else a 0.x ``attach`` of a ``PrivacyEngine``."""
-    engines: list[tuple[Ctx, IR]] = []
-    attaches: list[tuple[Ctx, IR]] = []
+    """The first ``make_private*`` call of an Opacus engine, else a 0.x ``attach`` of one."""
+    attaches: list[tuple[Ctx, Call, Api]] = []
     for where, _, node in index.calls(scopes):
-        tail = tail_name(callee_name(node))
-        if tail in ENTRY_CALLS and not _foreign_module_function(index, node, where):
-            engine = _engine_of(index, node, where)
-            if engine is None or is_opacus_engine(index, engine[1], engine[0]):
-                return OpacusUsage(node, where, engine)
-        if tail == "PrivacyEngine" and is_opacus_engine(index, node, where):
-            engines.append((where, node))
-        elif tail == "attach":
-            attaches.append((where, node))
-    if engines and attaches:
-        ctx, call = attaches[0]
-        return OpacusUsage(call, ctx, engines[0])
+        api = engine_api(index, node, where) if isinstance(node, Call) else None
+        if api is None or api.role not in _USAGE_ROLES:
+            continue
+        if api.role == "entry":
+            return OpacusUsage(node, where, engine_of(index, node, where), api)
+        attaches.append((where, node, api))
+    for where, node, api in attaches:
+        engine = engine_of(index, node, where)
+        if engine is not None:
+            return OpacusUsage(node, where, engine, api)
     return None
 
 
-def is_opacus_engine(index: ProjectIndex, call: IR, ctx: Ctx, depth: int = 0) -> bool:
-    """Whether a constructor call builds an Opacus ``PrivacyEngine``: imported from outside
-    the project, a project class deriving from one, or a fork of it (a project class with
-    ``make_private*`` in a module built on Opacus imports). A project's own class that happens to
-    be called ``PrivacyEngine`` is not Opacus (its code is analysed like any other)."""
-    name = callee_name(call) or ""
+def engine_api(index: ProjectIndex, call: Call, ctx: Ctx) -> Api | None:
+    """The engine catalog entry ``call`` is (``engine``, ``entry`` or ``attach``): by its
+    qualified name, or for a project class that is an Opacus engine (``is_opacus_engine``), the
+    engine's entry of the same name."""
+    api = api_of(index, call, ctx, _ENGINE_ROLES)
+    if api is not None:
+        return api
+    if call.method not in entry_methods(index):
+        return None
+    engine = engine_of(index, call, ctx)
+    if engine is None or not is_opacus_engine(index, engine[1], engine[0]):
+        return None
+    return index.api_catalog.match(f"opacus.PrivacyEngine.{call.method}", _USAGE_ROLES)
+
+
+def is_opacus_engine(index: ProjectIndex, call: Call, ctx: Ctx, depth: int = 0) -> bool:
+    """Whether a constructor call builds an Opacus ``PrivacyEngine``: the library's (by
+    qualified name), a project class deriving from one, or a fork of it (a project class with
+    the engine's entry methods in a module built on Opacus imports). A project's own class that
+    happens to be called ``PrivacyEngine`` is not Opacus (its code is analysed like any other)."""
+    name = call.name or ""
+    qualified = index.library_name(name, ctx)
+    if qualified is not None:
+        return index.api_catalog.match(qualified, frozenset({"engine"})) is not None
     binding = index.bind(name, ctx)
-    if binding is None or binding.kind == "module":
-        return tail_name(name) == "PrivacyEngine"
-    if binding.kind != "class" or depth > 4:
+    if binding is None or binding.kind != "class" or depth > 4:
         return False
     summary = index.summary(binding.ctx.path)
     if summary is None:
         return False
-    fork = any(f"{binding.name}.{m}" in summary["scopes"] for m in ENTRY_CALLS) and any(
-        str(target).startswith("opacus") for target in summary["imports"].values())
+    methods = entry_methods(index)
+    fork = any(f"{binding.name}.{m}" in summary.scopes for m in methods) and any(
+        str(target).startswith("opacus") for target in summary.imports.values())
     if fork:
         return True
-    bases = summary["classes"][binding.name]["bases"]
     where = Ctx(binding.ctx.path, "<module>")
-    return any(base and is_opacus_engine(index, ["call", ["r", base], [], {}], where, depth + 1)
-               for base in bases)
+    return any(base and is_opacus_engine(index, Call(["call", Name(["r", base]), [], {},
+                                                      [0, 0, 0, 0]]), where, depth + 1)
+               for base in summary.bases(binding.name))
 
 
-def _foreign_module_function(index: ProjectIndex, call: IR, ctx: Ctx) -> bool:
-    """Whether the call is a function of an imported module that is not Opacus
-    (``jax_privacy.keras_api.make_private``): the same name, another library's API."""
-    name = callee_name(call) or ""
-    if "." not in name:
-        return False
-    binding = index.bind(name.rsplit(".", 1)[0], ctx)
-    return binding is not None and binding.kind == "module" and \
-        binding.name.split(".")[0] != "opacus"
-
-
-def _engine_of(index: ProjectIndex, call: IR, ctx: Ctx) -> tuple[Ctx, IR] | None:
-    name = callee_name(call) or ""
+def engine_of(index: ProjectIndex, call: Call, ctx: Ctx) -> tuple[Ctx, Call] | None:
+    """The constructor call of the engine ``call`` is a method of, and where to read it. An
+    engine bound to ``A(...) if c else B(...)`` is read from its first arm (the engine built when
+    the condition holds)."""
+    constructed = built_by(call)
+    if constructed is not None:
+        return ctx, constructed
+    name = call.name or ""
     binding = index.attribute(name.rsplit(".", 1)[0], ctx) if "." in name else None
-    if binding is not None and binding.ir is not None and binding.ir[0] == "call":
-        return binding.ctx, binding.ir
+    value = binding.ir if binding is not None else None
+    if isinstance(value, Opaque) and value.kind == "ifexp" and value.parts:
+        value = value.parts[0]
+    if binding is not None and isinstance(value, Call):
+        return binding.ctx, value
     return None
 
 

@@ -15,35 +15,28 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from dpcheck.pipelines.apis import api_of
 from dpcheck.pipelines.divisor import DivisorClassifier
 from dpcheck.pipelines.index import ProjectIndex
 from dpcheck.pipelines.scope import Ctx
 from dpcheck.pipelines.values import Evaluator
-from dpcheck.sites.ir import IR, callee_name, tail_name
+from dpcheck.sites.nodes import Call
 
-OPTIMIZER_PREFIXES = ("DPKeras", "DPSparseKeras", "DPGradientDescent", "DPAdam", "DPAdagrad",
-                      "DPFtrl", "DPRMSProp", "VectorizedDP")
-#: The short aliases ``dp_optimizer_vectorized`` exports besides the ``...Optimizer`` names.
-OPTIMIZER_ALIASES = frozenset({"VectorizedDPSGD", "VectorizedDPAdam", "VectorizedDPAdagrad"})
 KEYWORDS = {"sigma": "noise_multiplier", "clip": "l2_norm_clip"}
+_OPTIMIZER = frozenset({"optimizer"})
 
 
-def is_optimizer(tail: str) -> bool:
-    """Whether a callee tail names a TF-Privacy DP-SGD optimizer class."""
-    return tail in OPTIMIZER_ALIASES or (tail.startswith(OPTIMIZER_PREFIXES)
-                                         and tail.endswith("Optimizer"))
-
-
-def find_optimizer(index: ProjectIndex, scopes: Iterable[Ctx]) -> tuple[Ctx, IR] | None:
+def find_optimizer(index: ProjectIndex, scopes: Iterable[Ctx]) -> tuple[Ctx, Call] | None:
     """The first TF-Privacy DP optimizer constructed in the statements of ``scopes`` that may
-    run."""
+    run, matched by qualified name (``optimizer`` entries of ``dpcheck/data/dp_engines.toml``)."""
     return next(((where, node) for where, _, node in index.calls(scopes)
-                 if is_optimizer(tail_name(callee_name(node)))), None)
+                 if isinstance(node, Call) and api_of(index, node, where, _OPTIMIZER) is not None),
+                None)
 
 
-def normalization(index: ProjectIndex, ctx: Ctx, call: IR) -> tuple[str, str]:
+def normalization(index: ProjectIndex, ctx: Ctx, call: Call) -> tuple[str, str]:
     """(divisor kind, why) of a TF-Privacy optimizer call."""
-    microbatches = call[3].get("num_microbatches")
+    microbatches = call.kwargs.get("num_microbatches")
     if microbatches is None or microbatches == ["c", None]:
         return "realized", "num_microbatches=None: the noisy sum is divided by the realized batch"
     count = Evaluator(index).value(microbatches, ctx)

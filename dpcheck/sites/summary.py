@@ -1,6 +1,7 @@
 """One pass over a module that records what the pipeline stage needs, as plain JSON.
 
-The summary lists the module's imports, its classes, its argparse/click/absl options and, for
+The summary lists the module's imports (``stars``: the modules it imports ``*`` from), its
+classes, its argparse/click/absl options and, for
 every scope (``<module>``, each function and method by qualified name), the parameters with
 defaults and the statements in source order: assignments, augmented assignments, expression
 statements, returns, loop and ``with`` headers, each with its expression in IR form
@@ -26,7 +27,7 @@ from typing import Any
 
 from dpcheck.sites.ir import BINOPS, IR, Encoder, Source, dotted, tail_name, walk
 
-SUMMARY_VERSION = 7
+SUMMARY_VERSION = 8
 
 #: Callee name tails whose presence makes a statement worth keeping the source text of: the
 #: classifiers quote it as the evidence of a noise draw (every Gaussian draw they recognise), a
@@ -78,6 +79,7 @@ class _Collector:
             "version": SUMMARY_VERSION,
             "path": path,
             "imports": {},
+            "stars": [],
             "classes": {},
             "argparse": [],
             "scopes": {"<module>": {"line": 1, "params": [], "stmts": [], "class": None,
@@ -268,6 +270,7 @@ class _Collector:
         base = "." * node.level + (node.module or "")
         for alias in node.names:
             if alias.name == "*":
+                self.summary["stars"].append(base)
                 continue
             sep = "" if base.endswith(".") or not base else "."
             self.summary["imports"][alias.asname or alias.name] = f"{base}{sep}{alias.name}"

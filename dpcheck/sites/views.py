@@ -167,6 +167,11 @@ class ModuleSummary(dict):  # type: ignore[type-arg]
         return self["imports"]  # type: ignore[no-any-return]
 
     @property
+    def stars(self) -> list[str]:
+        """The modules this one imports ``*`` from (``from .analysis import *``)."""
+        return list(self.get("stars", ()))
+
+    @property
     def classes(self) -> dict[str, dict[str, Any]]:
         return self["classes"]  # type: ignore[no-any-return]
 

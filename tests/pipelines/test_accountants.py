@@ -37,7 +37,8 @@ model.fit(x, y, epochs=3, batch_size=256)
          " 500)\nacc.get_epsilon(1e-5)", "dp-accounting-pld", "SGM+poisson", 0.01, 500),
         ("event = dp_accounting.SampledWithoutReplacementDpEvent(60000, 256,"
          " dp_accounting.GaussianDpEvent(1.1))\nacc = dp_accounting.rdp.RdpAccountant()\n"
-         "acc.compose(event, 700)", "dp-accounting-rdp", "SGM+without-replacement", None, 700),
+         "acc.compose(event, 700)", "dp-accounting-rdp", "SGM+without-replacement", 256 / 60000,
+         700),
         ("acc = DPSGDAccountant(noise_multiplier=1.1, sampling_probability=0.02, eps_error=0.1,"
          " delta_error=1e-9)\nacc.compute_epsilon(num_steps=700, delta=1e-5)",
          "prv-accountant", "SGM+poisson", 0.02, 700),
