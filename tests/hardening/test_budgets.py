@@ -27,10 +27,13 @@ def _functions(count: int) -> str:
     return "import torch\nfrom opacus.accountants import RDPAccountant\n\n" + body
 
 
-def test_a_one_megabyte_single_line_file_gives_a_short_report(tmp_path: Path, cli: Cli) -> None:
+def test_a_one_megabyte_single_line_file_gives_a_short_report(
+    tmp_path: Path, cli: Cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
     statement = "x = 1; "
     line = statement * (MEGABYTE // len(statement)) + "y = ("  # never closed, at its very end
     root = write_files(tmp_path / "project", {"minified.py": line + "\n"})
+    monkeypatch.chdir(root)  # paths as a user in the project sees them, whatever tmp_path is
     code, out, err = cli("scan", "--no-cache", root)
     assert code == 0 and err == ""
     column = len(line) - 1 + 1
