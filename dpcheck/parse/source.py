@@ -59,11 +59,16 @@ def decode_source(data: bytes, max_bytes: int = MAX_FILE_BYTES) -> str | SourceP
 
 def parse_python(text: str, path: str) -> ast.Module | SourceProblem:
     """Parse with CPython's own parser: the syntax check of every file, and the tree the
-    summary of a candidate file is read from (so no file is parsed twice)."""
+    summary of a candidate file is read from (so no file is parsed twice).
+
+    The parser is given the name ``<path>``, which names no file: to quote the line of a syntax
+    error CPython opens the file a parse is named after (relative to the current folder, not the
+    project), which would read outside the project and shift the error's column to that file's
+    text."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return ast.parse(text, path)
+            return ast.parse(text, f"<{path}>")
     except SyntaxError as exc:
         version = ".".join(map(str, sys.version_info[:2]))
         return SourceProblem(

@@ -7,6 +7,7 @@ and ``baseline write`` runs are searched for the secret and for the target's pat
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -15,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from dpcheck import engine
 from tests.hardening.conftest import (
     SECRET,
     Cli,
@@ -191,3 +193,22 @@ def test_a_project_virtualenvs_metadata_linked_out_is_not_read(tmp_path: Path, c
     metadata.symlink_to(outside)
     code, out, err = cli("scan", "--no-cache", "--format", "json", root)
     assert SECRET not in out + err and '"library": "opacus"' in out
+
+
+def test_a_syntax_error_never_makes_the_parser_read_a_file_by_its_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """CPython quotes a syntax error's line by opening the file a parse is named after, relative
+    to the current folder, and measures the error's column on that file's text. A file of that
+    name where dpcheck runs (outside the project) must not be read: the column is the scanned
+    text's, and no outside text reaches the report."""
+    line = "x = 1; " * 100 + "y = ("
+    root = write_files(tmp_path / "project", {"train.py": line + "\n"})
+    elsewhere = tmp_path / "cwd"
+    elsewhere.mkdir()
+    (elsewhere / "train.py").write_text("SECRET_TOKEN = (\n", encoding="utf-8")
+    monkeypatch.chdir(elsewhere)
+    result = engine.scan(engine.ScanOptions(paths=[root], use_cache=False, jobs=1))
+    [finding] = [f for f in result.findings if f.rule == "DP001"]
+    assert (finding.span.line, finding.span.column) == (1, len(line))
+    assert "SECRET_TOKEN" not in json.dumps(result.to_json("test"))
