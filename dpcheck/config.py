@@ -15,7 +15,7 @@ from typing import Any
 from packaging.version import InvalidVersion, Version
 
 from dpcheck.discover.confine import ReadRefused, read_named, refusal
-from dpcheck.discover.requirement import DP_LIBRARIES, MAX_DEPENDENCY_FILE_BYTES, canonical_library
+from dpcheck.discover.libraries import DP_LIBRARIES, MAX_DEPENDENCY_FILE_BYTES, canonical_library
 from dpcheck.errors import ConfigError
 from dpcheck.model import PARAM_NAMES, ParamValue
 from dpcheck.report import OUTPUT_FORMATS

@@ -13,33 +13,32 @@ import fnmatch
 import hashlib
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from dpcheck.catalog import Catalog, known_codes_hint, load_catalog, rule_ids, select_rules
 from dpcheck.config import Config, load_config
 from dpcheck.errors import ConfigError
 from dpcheck.discover.commit_pins import history_fingerprint
 from dpcheck.discover.confine import ReadRefused, read_inside
-from dpcheck.discover.facts import ProjectFacts, collect_facts
 from dpcheck.discover.files import discover_files, link_path, project_root, relative_path
 from dpcheck.discover.installed import find_installed
 from dpcheck.discover.pins import Pin
-from dpcheck.discover.requirement import DP_LIBRARIES
+from dpcheck.discover.libraries import DP_LIBRARIES
 from dpcheck.errors import internal_message
 from dpcheck.model import Finding, ParamValue, Pipeline, ScanError, ScanResult, Span
-from dpcheck.parse.analysis import FileAnalysis, Summary, analyze_file
+from dpcheck.parse.analysis import FileAnalysis, Summary
 from dpcheck.parse.budget import FILE_TIME_BUDGET
 from dpcheck.parse.cache import CACHE_SETTINGS, AnalysisCache
 from dpcheck.parse.notebook import display_text
 from dpcheck.parse.source import MAX_FILE_BYTES, blob_id
 from dpcheck.progress import ProgressCallback
 from dpcheck.project import Project
-from dpcheck.sites.modules import import_neighbourhood
 from dpcheck.suppress import ALWAYS_REPORTED, Suppression, apply_suppressions
+
+if TYPE_CHECKING:
+    from dpcheck.discover.facts import ProjectFacts
 
 CACHE_DIRNAME = ".dpcheck_cache"
 OUTSIDE_CACHE = "symbolic link; the analysis cache is not used (dpcheck writes nothing through it)"
@@ -156,6 +155,8 @@ AnalysisJob = tuple[str, bytes, tuple[str, ...], bool, int, float | None]
 
 def _analyze_job(job: AnalysisJob) -> tuple[dict[str, object], Summary | None]:
     path, data, markers, force, max_bytes, budget = job
+    from dpcheck.parse.analysis import analyze_file  # in a worker: the parser and summariser
+
     analysis, summary = analyze_file(
         path, data, markers, summarize=force, max_bytes=max_bytes, time_budget=budget
     )
@@ -218,6 +219,9 @@ class _Analyzer:
         counted = _counted(len(self.contents) - len(jobs), len(self.contents), progress)
         fresh: list[tuple[dict[str, object], Summary | None]] = []
         if self.jobs > 1 and len(jobs) >= _PARALLEL_THRESHOLD:
+            from concurrent.futures import ProcessPoolExecutor  # only when there is work to share
+            from concurrent.futures.process import BrokenProcessPool
+
             try:
                 with ProcessPoolExecutor(max_workers=self.jobs) as pool:
                     counted(pool.map(_analyze_job, jobs, chunksize=4), into=fresh)
@@ -367,6 +371,8 @@ def _link(
     from dpcheck.rules import check_files, evaluate
 
     config = settings.config
+    from dpcheck.discover.facts import collect_facts
+
     facts = collect_facts(settings.root, dependency_files)
     facts = _facts_with_overrides(facts, config.dp_library_versions, config.source or "config")
     errors = [ScanError(_relative(p, settings.root), msg) for p, msg in facts.problems]
@@ -467,11 +473,14 @@ def run(settings: Settings, progress: ProgressCallback | None = None) -> ScanRes
     jobs = options.jobs or os.cpu_count() or 1
     analyzer = _Analyzer(cache, jobs, contents, options.file_time_budget)
     if reported is not None:
+        from dpcheck.sites.modules import import_neighbourhood
+
         analyzer.restrict(import_neighbourhood(sorted(reported), contents, analyzer.imports))
     analyses = analyzer.run(progress)
 
     key = _project_key(settings, analyzer, project_files.dependency_files, reported)
     entry = cache.project(key)
+    fresh = entry is None
     if entry is None:
         linked = _link(settings, analyzer, project_files.dependency_files, reported, load_source)
         entry = {"linked": linked.to_json(), "bounds": {}}
@@ -497,9 +506,11 @@ def run(settings: Settings, progress: ProgressCallback | None = None) -> ScanRes
         lambda code: rule_ids(settings.catalog, code),
     )
     result.pipelines = sorted(linked.pipelines, key=lambda p: (p.path, p.line, p.entry))
+    known_bounds = len(entry["bounds"])
     bounded = _with_bounds(outcome.kept, linked.pipelines, entry["bounds"], result.errors)
     result.findings = sorted(bounded, key=Finding.sort_key)
-    if all(a.cacheable for a in analyses.values()):  # a time-budget skip depends on the load
+    changed = fresh or len(entry["bounds"]) != known_bounds  # an unchanged entry is not rewritten
+    if changed and all(a.cacheable for a in analyses.values()):  # a time-budget skip depends on the load
         cache.put_project(key, entry)
     cache.save()
     result.suppressed = outcome.suppressed

@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from dpcheck.bounds.request import DEFAULT_DELTA, BoundRequest
+from dpcheck.bounds.defaults import DEFAULT_DELTA
+from dpcheck.bounds.request import BoundRequest
 from dpcheck.model import Pipeline
 from dpcheck.samplers import kind_of_pipeline
 

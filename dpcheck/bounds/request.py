@@ -18,14 +18,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
+from dpcheck.bounds.defaults import DEFAULT_ALPHAS, DEFAULT_DELTA, MECHANISM_NAMES
 from dpcheck.errors import ParameterError
 from dpcheck.privacy._numerics import require_sigma
 from dpcheck.privacy.divisor import loader_length
 from dpcheck.samplers import sampler_table
 
-MECHANISM_NAMES: tuple[str, ...] = ("sgm", "asgm", "easgm", "feasgm", "shuffle")
-DEFAULT_ALPHAS: tuple[float, ...] = (1e-3, 1e-2, 0.05, 0.1, 0.25, 0.5)
-DEFAULT_DELTA: float = 1e-5
 MAX_ROUNDS: int = 2**53
 """The most rounds T a report takes: beyond 2^53 a count of rounds is not an exact float (the
 work of every bound is bounded independently of T; see the module docstring)."""

@@ -12,6 +12,7 @@ import json
 import sys
 from pathlib import Path
 
+from dpcheck.cli import command_help
 from dpcheck.errors import DpcheckError
 
 PAPER_SETTING = {"N": 4, "q": 0.5, "sigma": 10.0, "clip": 0.1, "dim": 100}
@@ -22,7 +23,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     """Add the `audit` sub-command."""
     parser = subparsers.add_parser(
         "audit",
-        help="Monte-Carlo audit of one step against the claimed SGM guarantee",
+        help=command_help("audit"),
         description=(
             "Run the mechanism many times on the worst-case neighbouring pair (|D|=N, D' = D "
             "plus a canary), distinguish them with the optimal likelihood-ratio test, and "

@@ -10,6 +10,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from dpcheck.cli import command_help
 from dpcheck import __version__
 from dpcheck.cli.scan import add_scan_options, scan_options
 from dpcheck.engine import settle
@@ -21,7 +22,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     """Add the ``baseline`` sub-command with its ``write`` action."""
     p = subparsers.add_parser(
         "baseline",
-        help="accept the current findings (for `scan --baseline`)",
+        help=command_help("baseline"),
         description="Manage a baseline file of accepted findings.",
     )
     actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)

@@ -7,16 +7,21 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from dpcheck.bounds.request import DEFAULT_ALPHAS, DEFAULT_DELTA, MECHANISM_NAMES, BoundRequest
+from dpcheck.cli import command_help
+from dpcheck.bounds.defaults import DEFAULT_ALPHAS, DEFAULT_DELTA, MECHANISM_NAMES
 from dpcheck.errors import ParameterError
+
+if TYPE_CHECKING:
+    from dpcheck.bounds.request import BoundRequest
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add the ``bound`` sub-command."""
     p = subparsers.add_parser(
         "bound",
-        help="corrected privacy bounds of one DP-SGD setting",
+        help=command_help("bound"),
         description="What the accountant claims for SGM + Poisson, what the mechanism really "
         "implemented can (witness) and cannot (guarantee) achieve, and the verdict.",
     )
@@ -72,6 +77,8 @@ def _accountant(name: str) -> str:
 
 def request_from_args(args: argparse.Namespace) -> BoundRequest:
     """The bound request the flags describe (``--sampler`` only with ``shuffle``)."""
+    from dpcheck.bounds.request import BoundRequest  # the numeric engine: only when a bound runs
+
     if args.sampler is not None and args.mechanism != "shuffle":
         raise ParameterError(f"--sampler describes non-Poisson batches: use it with shuffle, not {args.mechanism}")
     return BoundRequest(

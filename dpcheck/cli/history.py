@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from dpcheck.cli import command_help
 from dpcheck.errors import DpcheckError
 from dpcheck.history import FORMATS
 from dpcheck.progress import progress_display
@@ -16,7 +17,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     """Add the ``history`` sub-command."""
     p = subparsers.add_parser(
         "history",
-        help="classify a DP library at every release tag (the Opacus version table)",
+        help=command_help("history"),
         description="For each release tag of REPO (a clone or a bare mirror; nothing is checked "
         "out), classify the library's normalization, Poisson sampling, default accountant and "
         "mechanism with the classifiers that scan user code.",

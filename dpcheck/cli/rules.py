@@ -13,6 +13,7 @@ import json
 import sys
 from pathlib import Path
 
+from dpcheck.cli import command_help
 from dpcheck.catalog import Rule, load_catalog
 from dpcheck.catalog.docs import (
     render_pages,
@@ -27,12 +28,12 @@ from dpcheck.report.meta import DEFAULT_DOCS_URL, rule_page_url
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add the `rules` and `explain` sub-commands."""
-    rules = subparsers.add_parser("rules", help="list the rules of the catalog")
+    rules = subparsers.add_parser("rules", help=command_help("rules"))
     rules.add_argument("--format", choices=("text", "json", "md"), default="text")
     rules.set_defaults(func=run_rules)
 
     explain = subparsers.add_parser(
-        "explain", help="explain a rule in full, with its examples (or write the docs pages)"
+        "explain", help=command_help("explain")
     )
     explain.add_argument("rule", nargs="?", metavar="RULE", help="rule id or name, e.g. DP101")
     explain.add_argument("--all", action="store_true", help="every rule of the catalog")

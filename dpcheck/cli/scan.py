@@ -7,6 +7,7 @@ import os
 import sys
 from pathlib import Path
 
+from dpcheck.cli import command_help
 from dpcheck.config import FAIL_ON_LEVELS, check_docs_url, parse_cli_params
 from dpcheck.discover.confine import read_inside
 from dpcheck.engine import ScanOptions, Settings, settle
@@ -35,7 +36,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     """Add the ``scan`` sub-command."""
     p = subparsers.add_parser(
         "scan",
-        help="scan training code for DP accounting mismatches",
+        help=command_help("scan"),
         description="Scan Python training code (files or directories, default .) for DP-SGD "
         "pipelines whose update rule or sampling does not match the privacy accountant.",
     )

@@ -15,12 +15,15 @@ import os
 import re
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import git
 from packaging.version import InvalidVersion, Version
 
 from dpcheck.discover.requirement import Pin
 from dpcheck.errors import DpcheckError
+
+if TYPE_CHECKING:
+    import git
 
 ENVIRONMENT_VARIABLE = "DPCHECK_OPACUS_REPO"
 #: A VCS requirement of the upstream repository (any ref); other git URLs are forks.
@@ -33,6 +36,8 @@ def opacus_history() -> git.Repo | None:
     location = os.environ.get(ENVIRONMENT_VARIABLE, "").strip()
     if not location:
         return None
+    import git  # only with a history clone: a plain scan never loads gitpython for this
+
     try:
         history = git.Repo(Path(location).expanduser())
     except (git.InvalidGitRepositoryError, git.NoSuchPathError) as exc:
@@ -87,6 +92,7 @@ def release_bounds(history: git.Repo, commit: str) -> tuple[Version, Version] | 
     """(newest release reachable from ``commit``, oldest release whose tag contains it), from
     tags named after final versions (``v1.4.0`` or ``1.4.0``); None when the commit is unknown
     to ``history`` or lies before the first or after the last release."""
+    import git
     try:
         sha = history.commit(commit).hexsha
         reachable = _versions(history.git.tag("--merged", sha))

@@ -18,7 +18,8 @@ from packaging.utils import canonicalize_version
 
 from dpcheck.discover.commit_pins import opacus_history, place_commit_pins
 from dpcheck.discover.installed import InstalledLibrary, find_installed
-from dpcheck.discover.pins import DP_LIBRARIES, Pin, PinProblem, canonical_library, read_pins
+from dpcheck.discover.libraries import canonical_library
+from dpcheck.discover.pins import DP_LIBRARIES, Pin, PinProblem, read_pins
 from dpcheck.discover.requirement import Unread
 from dpcheck.discover.vendored import find_bundled
 

@@ -30,13 +30,16 @@ import stat
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
 
-import git
 import pathspec
 
 from dpcheck.discover.confine import NOT_REGULAR, OUTSIDE, OUTSIDE_DIRECTORY, is_inside
 from dpcheck.errors import DpcheckError
 from dpcheck.parse.notebook import NOTEBOOK_SUFFIX
+
+if TYPE_CHECKING:
+    import git
 
 PYTHON_SUFFIX = ".py"
 #: The files read as code: Python modules and Jupyter notebooks (their code cells).
@@ -196,7 +199,13 @@ def _relative_to_root(path: Path, root: Path) -> str:
 
 def _work_tree(directory: Path) -> git.Repo | None:
     """The git repository whose work tree holds ``directory``, or None; also None when git
-    ignores ``directory`` (a virtualenv or site-packages inside a checkout is no part of it)."""
+    ignores ``directory`` (a virtualenv or site-packages inside a checkout is no part of it).
+    gitpython is imported only when a ``.git`` is found above ``directory``: a scan outside git
+    never pays for it."""
+    if not any((folder / ".git").exists() for folder in (directory, *directory.parents)):
+        return None
+    import git
+
     try:
         repo = git.Repo(directory, search_parent_directories=True)
     except (git.InvalidGitRepositoryError, git.NoSuchPathError):
@@ -208,6 +217,8 @@ def _work_tree(directory: Path) -> git.Repo | None:
 
 def _ignored(repo: git.Repo, root: Path, directory: Path) -> bool:
     """Whether git's ignore rules exclude ``directory`` (or a folder above it)."""
+    import git
+
     relative = directory.relative_to(root).as_posix()
     if relative == ".":
         return False

@@ -20,7 +20,7 @@ from urllib.parse import unquote, urlsplit
 from packaging.utils import canonicalize_name
 
 from dpcheck.discover.confine import is_inside, read_inside, read_regular
-from dpcheck.discover.requirement import canonical_library
+from dpcheck.discover.libraries import canonical_library
 from dpcheck.errors import DpcheckError
 
 IMPORT_NAMES: dict[str, str] = {

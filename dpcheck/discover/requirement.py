@@ -30,25 +30,15 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import (
     InvalidSdistFilename,
     InvalidWheelFilename,
-    canonicalize_name,
     parse_sdist_filename,
     parse_wheel_filename,
 )
 from packaging.version import InvalidVersion, Version
-from poetry.core.constraints.version import Version as PoetryVersion
-from poetry.core.constraints.version import VersionUnion, parse_constraint
-from poetry.core.constraints.version.exceptions import ParseConstraintError
 
 from dpcheck.discover.confine import ReadRefused, read_inside
+from dpcheck.discover.libraries import MAX_DEPENDENCY_FILE_BYTES, canonical_library
 from dpcheck.model import Span
 
-DP_LIBRARIES: tuple[str, ...] = (
-    "opacus",
-    "tensorflow-privacy",
-    "dp-accounting",
-    "prv-accountant",
-    "jax-privacy",
-)
 _EXACT_OPERATORS = ("==", "===")
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://|^file:")
 _EGG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*")
@@ -58,12 +48,6 @@ _NAME = re.compile(r"^([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)")
 _LOCAL_LABEL = re.compile(r"(?<=[0-9])\+[A-Za-z0-9]+(?:[._-][A-Za-z0-9]+)*")
 #: How the alternatives of a union are joined in ``Pin.specifier``.
 UNION = " || "
-
-
-def canonical_library(name: str) -> str | None:
-    """The canonical (PEP 503) name of a DP library, or None if ``name`` is not one of them."""
-    canonical = canonicalize_name(name)
-    return canonical if canonical in DP_LIBRARIES else None
 
 
 @dataclass(frozen=True)
@@ -182,7 +166,6 @@ def _uncommented(line: str) -> str:
     return line.split("#", 1)[0].strip()
 
 
-MAX_DEPENDENCY_FILE_BYTES = 1 << 20
 
 
 def read_source(root: Path, path: Path) -> Source | PinsResult:
@@ -239,6 +222,11 @@ def poetry_specifier(text: str) -> tuple[str, str | None]:
     as a PEP 440 specifier (``^0.14.0`` -> ``>=0.14.0,<0.15.0``), alternatives of a union joined
     by ``UNION``; ``version`` when it allows exactly one release (a bare ``1.4.0``). Raises
     ``ValueError`` for text Poetry rejects or that allows no release at all."""
+    # poetry-core is imported here, only for a Poetry constraint: plain scans never pay for it
+    from poetry.core.constraints.version import Version as PoetryVersion
+    from poetry.core.constraints.version import VersionUnion, parse_constraint
+    from poetry.core.constraints.version.exceptions import ParseConstraintError
+
     if text.strip() in ("", "*"):
         return "", None
     try:

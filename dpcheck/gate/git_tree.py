@@ -11,12 +11,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-
-import git
+from typing import TYPE_CHECKING
 
 from dpcheck.discover.files import SOURCE_SUFFIXES, is_dependency_file
 from dpcheck.errors import DpcheckError
 from dpcheck.parse.source import MAX_FILE_BYTES
+
+if TYPE_CHECKING:
+    import git
 
 _REGULAR_FILE_MODES = frozenset({0o100644, 0o100755})
 _MAX_OTHER_TXT_BYTES = 1 << 20
@@ -39,6 +41,8 @@ def resolve_ref(root: Path, ref: str) -> RefCommit:
 
     Raises ``DpcheckError`` when ``root`` is not the top of a git work tree or ``ref`` names no
     commit (with a hint for shallow CI clones, the usual cause of a missing base branch)."""
+    import git  # gitpython only for --new-since: a plain scan never loads it
+
     try:
         repo = git.Repo(root, search_parent_directories=True)
     except (git.InvalidGitRepositoryError, git.NoSuchPathError):
@@ -74,6 +78,8 @@ def export_tree(target: RefCommit, dest: Path) -> int:
     index them in a fresh repository there, and return how many were written. Symbolic links and
     submodules are not exported; a blob over the scan's size cap is written cut just past it
     (the scan reports it too large either way)."""
+    import git  # gitpython only for --new-since: a plain scan never loads it
+
     written: list[str] = []
     for item in target.commit.tree.traverse():
         if not isinstance(item, git.Blob) or item.mode not in _REGULAR_FILE_MODES:

@@ -30,7 +30,7 @@ truncates expressions below ``MAX_DEPTH`` to keep summaries small.
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 from dpcheck.sites.nodes import (
