@@ -408,13 +408,15 @@ def _with_bounds(
     findings: Sequence[Finding],
     pipelines: Sequence[Pipeline],
     stored: dict[str, Any],
+    cache: AnalysisCache,
     errors: list[ScanError],
 ) -> list[Finding]:
     """Findings with their corrected bounds, reusing those ``stored`` with the project's cache
-    entry (by fingerprint) and storing the new ones there. The numeric engine is imported only
-    when a finding needs a bound computed, so a clean or cached scan pays nothing for it. A
-    bound that fails (a dpcheck bug) leaves its finding without one, adds an internal error to
-    ``errors`` and is not stored."""
+    entry (by fingerprint) and storing the new ones there; a finding new to the entry takes its
+    bound from the cache's bounds by parameter set where it can. The bound engine is imported
+    only when an entry lacks a finding, and the numeric engine only when a bound is computed, so
+    a cached scan pays nothing for them. A bound that fails (a dpcheck bug) leaves its finding
+    without one, adds an internal error to ``errors`` and is not stored."""
     missing = [f for f in findings if _bound_key(f) not in stored]
     failed: dict[str, Finding] = {}
     if missing:
@@ -422,7 +424,8 @@ def _with_bounds(
 
         for finding in missing:
             try:
-                stored[_bound_key(finding)] = attach_bounds([finding], pipelines)[0].to_json()
+                bounded = attach_bounds([finding], pipelines, cache.bound_effects)[0]
+                stored[_bound_key(finding)] = bounded.to_json()
             except Exception as exc:  # noqa: BLE001 - the finding is kept, without its bound
                 failed[_bound_key(finding)] = finding
                 stage = f"bounding {finding.rule} at line {finding.span.line}"
@@ -507,7 +510,7 @@ def run(settings: Settings, progress: ProgressCallback | None = None) -> ScanRes
     )
     result.pipelines = sorted(linked.pipelines, key=lambda p: (p.path, p.line, p.entry))
     known_bounds = len(entry["bounds"])
-    bounded = _with_bounds(outcome.kept, linked.pipelines, entry["bounds"], result.errors)
+    bounded = _with_bounds(outcome.kept, linked.pipelines, entry["bounds"], cache, result.errors)
     result.findings = sorted(bounded, key=Finding.sort_key)
     changed = fresh or len(entry["bounds"]) != known_bounds  # an unchanged entry is not rewritten
     if changed and all(a.cacheable for a in analyses.values()):  # a time-budget skip depends on the load

@@ -6,21 +6,29 @@ is cached) and attached as ``finding.bound``: the report's JSON plus ``summary``
 printed verbatim by the text renderer) and ``missing``. The policy may then downgrade the finding
 (DP101 on a FEASGM divisor that does not change at N-1, N, N+1 becomes ``info``). A bound that
 cannot be computed never stops the scan: the finding keeps a bound that says why.
+
+What a bound does to a finding (its bound, severity and message) depends only on the rule, the
+finding's own severity and message and the plan, never on where the finding sits; ``effect_key``
+names that, so a scan can keep effects across edits that move lines or touch other files and
+recompute only the bounds whose parameter set is new.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import hashlib
+import json
+from collections.abc import MutableMapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dpcheck.bounds.pipeline import Plan, plan
-from dpcheck.bounds.report import BoundReport, build_report
-from dpcheck.bounds.summary import missing_lines, summary_lines
 from dpcheck.errors import DpcheckError
-from dpcheck.model import Finding, Pipeline
+from dpcheck.model import Finding, Pipeline, Severity
 from dpcheck.rules import registry
 from dpcheck.rules.rule import BoundPolicy
+
+if TYPE_CHECKING:
+    from dpcheck.bounds.report import BoundReport
 
 
 def _unknown(plan_: Plan, notes: Sequence[str], summary: Sequence[str]) -> dict[str, Any]:
@@ -38,6 +46,8 @@ def _unknown(plan_: Plan, notes: Sequence[str], summary: Sequence[str]) -> dict[
 
 
 def _from_report(policy: BoundPolicy, plan_: Plan, report: BoundReport) -> dict[str, Any]:
+    from dpcheck.bounds.summary import summary_lines
+
     bound = report.to_json()
     summary = summary_lines(report, plan_.missing)
     if policy.claim_only is not None:
@@ -52,7 +62,11 @@ def _from_report(policy: BoundPolicy, plan_: Plan, report: BoundReport) -> dict[
 
 
 def bound_for(finding: Finding, pipeline: Pipeline) -> tuple[dict[str, Any] | None, BoundReport | None]:
-    """The bound object of one finding (None for a rule without one) and its report."""
+    """The bound object of one finding (None for a rule without one) and its report. The
+    numeric engine is loaded here, when a bound is computed, not by a scan the cache answers."""
+    from dpcheck.bounds.report import build_report
+    from dpcheck.bounds.summary import missing_lines
+
     policy = registry().bound_policy(finding.rule)
     plan_ = None if policy is None else plan(policy, pipeline)
     if policy is None or plan_ is None:
@@ -67,20 +81,47 @@ def bound_for(finding: Finding, pipeline: Pipeline) -> tuple[dict[str, Any] | No
     return _from_report(policy, plan_, report), report
 
 
-def attach_bounds(findings: Sequence[Finding], pipelines: Sequence[Pipeline]) -> list[Finding]:
+def effect_key(finding: Finding, pipeline: Pipeline) -> str | None:
+    """The key of what a bound does to ``finding`` (None for a rule without a bound policy):
+    a digest of the rule, the finding's severity and message, and the bound plan."""
+    policy = registry().bound_policy(finding.rule)
+    if policy is None:
+        return None
+    text = json.dumps([finding.rule, finding.severity.value, finding.message, repr(plan(policy, pipeline))])
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _effect(finding: Finding, pipeline: Pipeline) -> dict[str, Any]:
+    """The bound, severity and message a finding of ``pipeline`` is reported with."""
+    policy = registry().bound_policy(finding.rule)
+    assert policy is not None
+    bound, report = bound_for(finding, pipeline)
+    bounded = replace(finding, bound=bound)
+    if policy.downgrade is not None and report is not None:
+        bounded = policy.downgrade(bounded, report)
+    return {"bound": bounded.bound, "severity": bounded.severity.value, "message": bounded.message}
+
+
+def attach_bounds(
+    findings: Sequence[Finding],
+    pipelines: Sequence[Pipeline],
+    known: MutableMapping[str, Any] | None = None,
+) -> list[Finding]:
     """``findings`` with ``bound`` set on every finding of a known pipeline whose rule has a
-    bound policy, downgraded where the policy says so."""
+    bound policy, downgraded where the policy says so. ``known`` (by ``effect_key``) serves
+    effects computed before and receives the new ones."""
     by_entry = {p.entry: p for p in pipelines}
+    known = {} if known is None else known
     out: list[Finding] = []
     for finding in findings:
         pipeline = by_entry.get(finding.pipeline or "")
-        policy = registry().bound_policy(finding.rule)
-        if policy is None or pipeline is None:
+        key = None if pipeline is None else effect_key(finding, pipeline)
+        if key is None or pipeline is None:
             out.append(finding)
             continue
-        bound, report = bound_for(finding, pipeline)
-        finding = replace(finding, bound=bound)
-        if policy.downgrade is not None and report is not None:
-            finding = policy.downgrade(finding, report)
-        out.append(finding)
+        effect = known.get(key)
+        if effect is None:
+            effect = known[key] = _effect(finding, pipeline)
+        out.append(replace(finding, bound=effect["bound"], severity=Severity(effect["severity"]),
+                           message=effect["message"]))
     return out

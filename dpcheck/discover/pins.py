@@ -23,29 +23,16 @@ from dpcheck.discover.requirement import (
     read_source,
 )
 from dpcheck.discover.requirements_txt import read_requirements
+from dpcheck.discover.setuptools_manifests import read_setup_cfg, read_setup_py
 from dpcheck.discover.toml_manifests import read_pipfile, read_pyproject
 
 __all__ = ["DP_LIBRARIES", "Pin", "PinProblem", "PinsResult", "read_pins"]
 
-def _setup_py(source: Source) -> PinsResult:
-    """``setup.py``, read with libcst: imported only for a project that has one."""
-    from dpcheck.discover.setuptools_manifests import read_setup_py
-
-    return read_setup_py(source)
-
-
-def _setup_cfg(source: Source) -> PinsResult:
-    """``setup.cfg`` (its reader lives beside the ``setup.py`` one, which needs libcst)."""
-    from dpcheck.discover.setuptools_manifests import read_setup_cfg
-
-    return read_setup_cfg(source)
-
-
 _READERS: dict[str, Callable[[Source], PinsResult]] = {
     "pyproject.toml": read_pyproject,
     "Pipfile": read_pipfile,
-    "setup.py": _setup_py,
-    "setup.cfg": _setup_cfg,
+    "setup.py": read_setup_py,
+    "setup.cfg": read_setup_cfg,
     "environment.yml": read_environment,
     "environment.yaml": read_environment,
 }

@@ -1,4 +1,5 @@
-"""setuptools dependency files: ``setup.py`` (read with libcst, never run) and ``setup.cfg``.
+"""setuptools dependency files: ``setup.py`` (parsed with CPython's ``ast``, never run) and
+``setup.cfg``.
 
 In setup.py the ``install_requires`` and ``extras_require`` keywords of a ``setup(...)`` call are
 read when they are literal: lists, tuples, dicts of lists, string concatenations with ``+``, and
@@ -10,51 +11,58 @@ statically).
 
 from __future__ import annotations
 
+import ast
 import configparser
-
-import libcst as cst
-import libcst.matchers as m
-from libcst.metadata import PositionProvider
+import warnings
 
 from dpcheck.discover.requirement import PinsResult, Source, Unread, combine, requirement_pins
 
 _SETUP_KEYWORDS = ("install_requires", "extras_require")
-_SETUP_CALL = m.Call(func=m.Name("setup") | m.Attribute(attr=m.Name("setup")))
 
 
 class _NotLiteral(Exception):
     """An expression that cannot be read statically as requirement strings."""
 
-    def __init__(self, node: cst.CSTNode) -> None:
+    def __init__(self, node: ast.expr) -> None:
         super().__init__()
         self.node = node
+
+
+def _is_setup_call(node: ast.AST) -> bool:
+    """``setup(...)`` or ``<anything>.setup(...)``."""
+    if not isinstance(node, ast.Call):
+        return False
+    func = node.func
+    return (isinstance(func, ast.Name) and func.id == "setup") or (
+        isinstance(func, ast.Attribute) and func.attr == "setup"
+    )
 
 
 def read_setup_py(source: Source) -> PinsResult:
     """Pins of the literal requirement lists of every ``setup(...)`` call in a setup.py."""
     try:
-        wrapper = cst.MetadataWrapper(cst.parse_module(source.text))
-    except cst.ParserSyntaxError as exc:
-        return source.problem(f"not valid Python: {exc.message}", exc.raw_line)
-    positions = wrapper.resolve(PositionProvider)
-    constants = _module_constants(wrapper.module)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # invalid escapes in a project's file are its own business
+            module = ast.parse(source.text, filename=f"<{source.display}>")
+    except (SyntaxError, ValueError) as exc:
+        line = getattr(exc, "lineno", None)
+        return source.problem(f"not valid Python: {getattr(exc, 'msg', exc)}", line)
+    constants = _module_constants(module)
+    calls = sorted((n for n in ast.walk(module) if _is_setup_call(n)),
+                   key=lambda n: (n.lineno, n.col_offset))
     results: list[PinsResult] = []
-    for call in m.findall(wrapper.module, _SETUP_CALL):
-        assert isinstance(call, cst.Call)
-        for arg in call.args:
-            if arg.keyword is None or arg.keyword.value not in _SETUP_KEYWORDS:
+    for call in calls:
+        assert isinstance(call, ast.Call)
+        for keyword in call.keywords:
+            if keyword.arg not in _SETUP_KEYWORDS:
                 continue
             try:
-                strings = _requirement_strings(arg.value, constants, frozenset())
+                strings = _requirement_strings(keyword.value, constants, frozenset())
             except _NotLiteral as exc:
-                line = positions[exc.node].start.line
-                what = f"{arg.keyword.value} is computed (dpcheck reads setup.py, never runs it)"
-                results.append(PinsResult(unread=(Unread(source.span(line), what),)))
+                what = f"{keyword.arg} is computed (dpcheck reads setup.py, never runs it)"
+                results.append(PinsResult(unread=(Unread(source.span(exc.node.lineno), what),)))
                 continue
-            results.extend(
-                requirement_pins(str(node.evaluated_value), source, positions[node].start.line)
-                for node in strings
-            )
+            results.extend(requirement_pins(str(node.value), source, node.lineno) for node in strings)
     return combine(results)
 
 
@@ -86,38 +94,39 @@ def _cfg_list(value: str, source: Source, header: str) -> PinsResult:
     )
 
 
-def _module_constants(module: cst.Module) -> dict[str, cst.BaseExpression]:
+def _module_constants(module: ast.Module) -> dict[str, ast.expr]:
     """Module-level ``NAME = value`` (and annotated) assignments; the last one wins."""
-    constants: dict[str, cst.BaseExpression] = {}
+    constants: dict[str, ast.expr] = {}
     for statement in module.body:
-        if not isinstance(statement, cst.SimpleStatementLine):
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
+            target, value = statement.targets[0], statement.value
+        elif isinstance(statement, ast.AnnAssign) and statement.value is not None:
+            target, value = statement.target, statement.value
+        else:
             continue
-        for small in statement.body:
-            if isinstance(small, cst.Assign) and len(small.targets) == 1:
-                target, value = small.targets[0].target, small.value
-            elif isinstance(small, cst.AnnAssign) and small.value is not None:
-                target, value = small.target, small.value
-            else:
-                continue
-            if isinstance(target, cst.Name):
-                constants[target.value] = value
+        if isinstance(target, ast.Name):
+            constants[target.id] = value
     return constants
 
 
 def _requirement_strings(
-    node: cst.BaseExpression, constants: dict[str, cst.BaseExpression], seen: frozenset[str]
-) -> list[cst.SimpleString | cst.ConcatenatedString]:
+    node: ast.expr, constants: dict[str, ast.expr], seen: frozenset[str]
+) -> list[ast.Constant]:
     """The string literals an expression is made of; raises ``_NotLiteral`` at the first part
     that is not literal. ``seen`` guards against constants referring to each other in a cycle."""
-    if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
-        if isinstance(node.evaluated_value, str):
+    if isinstance(node, ast.Constant):
+        if isinstance(node.value, str):
             return [node]
-    elif isinstance(node, (cst.List, cst.Tuple, cst.Set, cst.Dict)):
-        return [s for e in node.elements for s in _requirement_strings(e.value, constants, seen)]
-    elif isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add):
+    elif isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        return [s for e in node.elts for s in _requirement_strings(e, constants, seen)]
+    elif isinstance(node, ast.Dict):
+        return [s for v in node.values for s in _requirement_strings(v, constants, seen)]
+    elif isinstance(node, ast.Starred):
+        return _requirement_strings(node.value, constants, seen)
+    elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
         return _requirement_strings(node.left, constants, seen) + _requirement_strings(
             node.right, constants, seen
         )
-    elif isinstance(node, cst.Name) and node.value in constants and node.value not in seen:
-        return _requirement_strings(constants[node.value], constants, seen | {node.value})
+    elif isinstance(node, ast.Name) and node.id in constants and node.id not in seen:
+        return _requirement_strings(constants[node.id], constants, seen | {node.id})
     raise _NotLiteral(node)

@@ -1,6 +1,6 @@
 """The on-disk cache of a scan, ruff-style (``.dpcheck_cache/`` in the project root).
 
-Three stores share one namespace made of a fingerprint of dpcheck's own code and data (so an
+Four stores share one namespace made of a fingerprint of dpcheck's own code and data (so an
 edit, an upgrade or a new version table can never serve a stale result) and the settings that
 change per-file results:
 
@@ -9,7 +9,10 @@ change per-file results:
 * ``summaries`` — the per-file summaries, same keys; read only when a pipeline must be linked;
 * ``projects`` — the linked pipelines and raw findings (per-file ones such as DP001 included) of
   a whole project, keyed by a digest of every input of the linking stage, plus the bounds
-  attached to its findings; a rescan of an unchanged project reads this and nothing else.
+  attached to its findings; a rescan of an unchanged project reads this and nothing else;
+* ``bounds`` — what a corrected bound does to a finding, keyed by its parameter set
+  (``dpcheck.bounds.attach.effect_key``): a project relinked after an edit recomputes only the
+  bounds of new parameter sets.
 
 Each store is one JSON file, read at most once and written atomically only when it changed.
 
@@ -27,6 +30,7 @@ import os
 import tempfile
 from functools import cache
 from pathlib import Path
+from collections.abc import Iterator, MutableMapping
 from typing import Any
 
 from dpcheck import __version__
@@ -35,6 +39,7 @@ from dpcheck.discover.confine import read_regular
 from dpcheck.parse.source import MAX_FILE_BYTES
 
 _PROJECT_ENTRIES_KEPT = 16
+_BOUND_EFFECTS_KEPT = 256
 CACHE_SETTINGS = f"max={MAX_FILE_BYTES}"
 """The settings part of the namespace of a scan's cache (shared by ``dpcheck history``)."""
 
@@ -89,9 +94,37 @@ class _Store:
             return
         fd, tmp = tempfile.mkstemp(dir=self._path.parent, suffix=".tmp")
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(self._entries, handle, separators=(",", ":"))
+            handle.write(json.dumps(self._entries, separators=(",", ":")))  # dumps: the C encoder
         os.replace(tmp, self._path)
         self.dirty = False
+
+
+class _Newest(MutableMapping[str, Any]):
+    """A store seen as a mapping that keeps its ``limit`` most recently written entries."""
+
+    def __init__(self, store: _Store, limit: int) -> None:
+        self._store = store
+        self._limit = limit
+
+    def __getitem__(self, key: str) -> Any:
+        return self._store.entries[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        entries = self._store.entries
+        entries.pop(key, None)
+        while len(entries) >= self._limit:
+            entries.pop(next(iter(entries)))
+        self._store.put(key, value)
+
+    def __delitem__(self, key: str) -> None:
+        del self._store.entries[key]
+        self._store.dirty = True
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._store.entries)
+
+    def __len__(self) -> int:
+        return len(self._store.entries)
 
 
 class AnalysisCache:
@@ -108,6 +141,9 @@ class AnalysisCache:
         self._files = _Store(None if base is None else base.with_suffix(".files.json"))
         self._summaries = _Store(None if base is None else base.with_suffix(".summaries.json"))
         self._projects = _Store(None if base is None else base.with_suffix(".projects.json"))
+        self._bounds = _Store(None if base is None else base.with_suffix(".bounds.json"))
+        self.bound_effects: MutableMapping[str, Any] = _Newest(self._bounds, _BOUND_EFFECTS_KEPT)
+        """What bounds do to findings, by parameter set (``bounds.attach.effect_key``)."""
         self.hits = 0
         self.misses = 0
 
@@ -140,18 +176,14 @@ class AnalysisCache:
 
     def put_project(self, key: str, value: Any) -> None:
         """Store a project's linked result, keeping only the most recent few projects."""
-        entries = self._projects.entries
-        entries.pop(key, None)
-        while len(entries) >= _PROJECT_ENTRIES_KEPT:
-            entries.pop(next(iter(entries)))
-        self._projects.put(key, value)
+        _Newest(self._projects, _PROJECT_ENTRIES_KEPT)[key] = value
 
     def save(self) -> None:
         """Write what changed; a cache that cannot be written is silently skipped (a read-only
         checkout must still scan)."""
         if self._root is None:
             return
-        stores = (self._files, self._summaries, self._projects)
+        stores = (self._files, self._summaries, self._projects, self._bounds)
         if not any(store.dirty for store in stores):
             return
         try:

@@ -129,7 +129,7 @@ def test_a_bug_in_one_bound_keeps_its_finding_without_a_bound(
 ) -> None:
     root = _two_pipelines(tmp_path)
     monkeypatch.setattr(dpcheck.bounds.attach, "attach_bounds", _failing_on(
-        dpcheck.bounds.attach.attach_bounds, lambda findings, pipelines: findings[0].rule == "DP101"))
+        dpcheck.bounds.attach.attach_bounds, lambda findings, pipelines, *_: findings[0].rule == "DP101"))
     code, report, _ = _scan(cli, root)
     assert code == 1 and _rules(report) == BOTH
     bounds = {f["rule"]: f["bound"] for f in report["findings"]}
