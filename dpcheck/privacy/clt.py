@@ -1,5 +1,5 @@
 """The central-limit μ of T rounds of subsampled Gaussian (Bu, Dong, Long, Su 2020;
-math-spec §2.6): an asymptotic approximation for display, never a bound.
+docs/theory.md#sgm-clt): an asymptotic approximation for display, never a bound.
 
 The CLT limit holds as T -> infinity with q sqrt(T) fixed; at finite T it can be optimistic
 (q = 0.01, sigma = 1, T = 1000 gives eps = 1.618 at delta = 1e-5 while the exact PLD value is
@@ -28,7 +28,7 @@ CLT_NOTE = (
 
 
 def _require_rounds(steps: float) -> float:
-    """T = epochs * N / b need not be an integer here (math-spec §2.6)."""
+    """T = epochs * N / b need not be an integer here (docs/theory.md#sgm-clt)."""
     return require_positive("steps", steps)
 
 

@@ -1,11 +1,11 @@
-"""Does the normalising divisor depend on the dataset size? (math-spec §3.5, §5.3, §5.1)
+"""Does the normalising divisor depend on the dataset size? (docs/theory.md#divisor-dependence)
 
 EASGM divides the noisy sum by N q, FEASGM by floor(N q), and Opacus 1.x by
 ``int(N * (1 / len(data_loader)))`` where the loader length itself depends on N. A neighbouring
 dataset (N -> N +- 1) then sees another divisor, so the release scale changes with membership and
-the variance witness of §5.1 applies with s = d(N)/d(N+1). When the divisor is the same on both
-sides there is no normalisation leak *for this N*, and the nearest sizes where it would appear are
-reported as a robustness note.
+the variance witness (docs/theory.md#variance-witness) applies with s = d(N)/d(N+1). When the
+divisor is the same on both sides there is no normalisation leak *for this N*, and the nearest
+sizes where it would appear are reported as a robustness note.
 
 Each divisor is evaluated twice: with exact rationals (``fractions.Fraction``) and with the code's
 own float expression, because float rounding can move a floor (e.g. ``int(100 * 0.29) == 28``).

@@ -1,5 +1,5 @@
 """Batches that hold the changed example once per epoch: shuffled, sequential, locally shuffled
-or randomly allocated (math-spec §6.5).
+or randomly allocated (docs/theory.md#shuffle-deterministic).
 
 Adjacency is **zero-out**: D' is D with one example replaced by one whose clipped gradient is 0,
 so N is the same on both sides. For the Poisson subsampled Gaussian this relation gives the same
@@ -18,11 +18,11 @@ TF-Privacy and dp_accounting are compared like with like.
   know, is shifted by ``high``/sigma under D and ``low``/sigma under D'. With every other
   gradient equal to -C e1 and fixed batch sizes, (low, high) = (1, 2) (the pair of Chua et al.,
   ICML 2024 and NeurIPS 2024); with every other gradient 0, (0, 1) (the model of Ertan & van
-  Dijk, math-spec §6.1), which also holds for batches of random size. The largest statistic Y
-  has the CDF (1 - p) Phi(y - s/sigma) Phi(y)^(M-1) + p Phi(y)^M, p being the chance that the
-  example is in no batch (``drop_last``). Y is cut into slices: the pair of slice probabilities
-  is a post-processing of the mechanism's output, so its trade-off curve lies above the
-  mechanism's, and an optimistic PLD of it (a dominated pair) keeps that side. Epochs with
+  Dijk 2026, docs/theory.md#shuffle-rounds), which also holds for batches of random size. The
+  largest statistic Y has the CDF (1 - p) Phi(y - s/sigma) Phi(y)^(M-1) + p Phi(y)^M, p being the
+  chance that the example is in no batch (``drop_last``). Y is cut into slices: the pair of slice
+  probabilities is a post-processing of the mechanism's output, so its trade-off curve lies above
+  the mechanism's, and an optimistic PLD of it (a dominated pair) keeps that side. Epochs with
   independent shuffles are independent repetitions, so the E-fold composition is the E-epoch
   witness. A persistent order, a sequential order or a local shuffle buffer is at least as leaky:
   relabelling the batch positions of every epoch by an independent uniform permutation (a

@@ -1,12 +1,15 @@
-"""The exact pair T(N(0, I_n), N(mu e1, s^2 I_n)) (math-spec §4, own result) as a LossPair.
+"""The exact pair T(N(0, I_n), N(mu e1, s^2 I_n)) (docs/theory.md#scaled-gaussian-pair, own
+result) as a LossPair.
 
-Every component of the normalized-mechanism analyses (§3.2) is such a pair: a mean shift along one
+Every component of the normalized-mechanism analyses (docs/theory.md#worst-case-pair) is such a
+pair: a mean shift along one
 coordinate plus a variance ratio s on all n coordinates. Its privacy loss is a monotone function of
 a noncentral chi-square variable, so alpha/beta have closed forms through scipy's ``ncx2``. In the
 realistic regime (1 - s = 1/(N+1) with N ~ 1e5, n up to 1e7) ``ncx2`` returns NaN or loses
-accuracy, so the *split evaluator* of §4.4 takes over: the loss separates into a 1-D part in x_1
-(an interval event, closed form) plus an affine function of a central chi-square in the other n-1
-coordinates, integrated over that chi-square's quantiles. 1 - s is always carried exactly.
+accuracy, so the *split evaluator* (docs/theory.md#split-evaluator) takes over: the loss
+separates into a 1-D part in x_1 (an interval event, closed form) plus an affine function of a
+central chi-square in the other n-1 coordinates, integrated over that chi-square's quantiles. 1 - s
+is always carried exactly.
 
 Direction conventions follow ``protocols.LossPair``: the loss is l = log dQ/dP with
 P = N(0, I_n) and Q = N(mu e1, s^2 I_n); alpha(tau) = P(l >= tau), beta(tau) = Q(l < tau).
@@ -30,7 +33,8 @@ from dpcheck.privacy.gdp import GaussianShiftPair
 from dpcheck.privacy.pld import LossTails
 
 SPLIT_BELOW: float = 1e-6
-"""Below this 1 - s the ``ncx2`` route is not trusted (§4.4) and the split evaluator is used."""
+"""Below this 1 - s the ``ncx2`` route is not trusted (docs/theory.md#split-evaluator) and the
+split evaluator is used."""
 
 NCX2_MAX_NONCENTRALITY: float = 1e9
 """Above this noncentrality ``ncx2`` returns NaN or inaccurate values; use the split evaluator."""
@@ -193,9 +197,9 @@ def mixed_probability(event: FloatArray, complement: FloatArray, weights: FloatA
 class _ContractedPair:
     """T(N(0, I_n), N(mu e1, s^2 I_n)) with mu >= 0 and 0 < s < 1, where e = 1 - s exactly.
 
-    Completing the square (§4.1): l = -(a/2) R + K with R = ||x - c e1||^2, a = 1/s^2 - 1,
-    c = mu/(1 - s^2) and K = mu^2/(2(1 - s^2)) - n log s; R ~ ncx2(n, lam0) under P and
-    R/s^2 ~ ncx2(n, lam1) under Q.
+    Completing the square (docs/theory.md#scaled-pair-derivation): l = -(a/2) R + K with
+    R = ||x - c e1||^2, a = 1/s^2 - 1, c = mu/(1 - s^2) and K = mu^2/(2(1 - s^2)) - n log s; R ~
+    ncx2(n, lam0) under P and R/s^2 ~ ncx2(n, lam1) under Q.
     """
 
     def __init__(self, n: int, mu: float, e: float) -> None:
@@ -367,7 +371,8 @@ class ScaledGaussianPair:
 
     @property
     def uses_split_evaluator(self) -> bool:
-        """Whether alpha/beta come from the split evaluator (§4.4) rather than ncx2/chi2."""
+        """Whether alpha/beta come from the split evaluator (docs/theory.md#split-evaluator)
+        rather than ncx2/chi2."""
         return isinstance(self._core, _ContractedPair) and self._core.split
 
     def alpha(self, tau: ArrayLike) -> FloatArray:

@@ -1,5 +1,5 @@
-"""Gaussian differential privacy (math-spec §2.1, §2.3; DRS 2022) and the two elementary
-neighbouring pairs: the Gaussian shift N(0,1) vs N(mu,1) and the trivial pair P = Q.
+"""Gaussian differential privacy (docs/theory.md#gaussian-dp; Dong, Roth, Su 2022) and the two
+elementary neighbouring pairs: the Gaussian shift N(0,1) vs N(mu,1) and the trivial pair P = Q.
 
 All functions are vectorised over alpha / eps and stay finite at the extremes (alpha = 0, 1 or
 1e-300, eps up to 50, mu up to 1e3): quantiles use ``norm.isf``, never ``ppf(1 - alpha)``, and
@@ -56,7 +56,8 @@ def gdp_log_delta(eps: ArrayLike, mu: float) -> FloatArray | float:
 
 
 def gdp_delta(eps: ArrayLike, mu: float) -> FloatArray | float:
-    """delta(eps) of mu-GDP (DRS Cor. 2.13), stable in log space (math-spec §2.3)."""
+    """delta(eps) of mu-GDP (Dong, Roth, Su 2022, Cor. 2.13), stable in log space
+    (docs/theory.md#gaussian-dp)."""
     return scalar_or_array(np.exp(as_array(gdp_log_delta(eps, mu))), eps)
 
 

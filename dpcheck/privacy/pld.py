@@ -1,4 +1,4 @@
-"""Privacy-loss distributions on a grid and their T-fold composition (math-spec §2.7).
+"""Privacy-loss distributions on a grid and their T-fold composition (docs/theory.md#sgm-pld).
 
 A ``PrivacyLossDistribution`` holds the law under Q of the loss L = log dQ/dP, discretised on
 l_k = k h: Q-masses at consecutive grid points from ``offset`` on, plus the mass at +inf. It is
@@ -258,7 +258,7 @@ class PrivacyLossDistribution:
         return max(float(eps), 0.0)
 
     def tradeoff(self, alpha: ArrayLike) -> FloatArray | float:
-        """The trade-off of the discretised pair (math-spec §2.7 pld_tradeoff): the P-mass of
+        """The trade-off of the discretised pair (docs/theory.md#sgm-pld): the P-mass of
         atom l is e^{-l} q_l; reject the largest losses first, randomising on the boundary
         atom. The +inf atom has no P-mass, so beta(0) = 1 - p_inf."""
         a = require_alpha(alpha)

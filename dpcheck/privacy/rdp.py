@@ -1,5 +1,5 @@
 """Renyi DP of the Poisson-subsampled Gaussian, computed the way Opacus and TF-Privacy compute
-it, so that an epsilon a user printed can be reproduced (math-spec §2.7 cross-check).
+it, so that an epsilon a user printed can be reproduced (docs/theory.md#sgm-rdp).
 
 The per-step RDP at order a is log(A_a)/(a - 1) with A_a = E_{x~P}[(Q/P)(x)^a] for the remove
 pair (Mironov, Talwar, Zhang 2019): a finite binomial sum for integer a, and for fractional a

@@ -1,5 +1,6 @@
 """The claimed guarantee: the Poisson-subsampled Gaussian mechanism (SGM), which is what
-Opacus, TF-Privacy and dp_accounting account for (math-spec §2.5, §2.7).
+Opacus, TF-Privacy and dp_accounting account for (docs/theory.md#sgm-mechanism,
+docs/theory.md#sgm-one-step, docs/theory.md#sgm-pld).
 
 One round: the exact symmetric curve C_q(G_{1/sigma}) and the remove/add dominating pairs
 (Zhu-Dong-Wang 2022) with analytic loss laws; T rounds: the PLD composition of both directions,
@@ -44,8 +45,8 @@ def _subsampled_curve(alpha: FloatArray, q: float, mu: float) -> FloatArray:
 
 def poisson_sgm_tradeoff(alpha: ArrayLike, q: float, sigma: float) -> FloatArray | float:
     """C_q(G_{1/sigma})(alpha): the exact symmetric one-round trade-off of SGM with Poisson
-    rate q (DRS Thm 4.2). Piecewise: f_q on [0, x*], the line x* + f_q(x*) - alpha on
-    [x*, f_q(x*)], f_q^-1 beyond, with x* = Phi(-mu/2)."""
+    rate q (Dong, Roth, Su 2022, Thm 4.2). Piecewise: f_q on [0, x*], the line
+    x* + f_q(x*) - alpha on [x*, f_q(x*)], f_q^-1 beyond, with x* = Phi(-mu/2)."""
     a = require_alpha(alpha)
     q = require_probability("q", q)
     mu = 1.0 / require_sigma("sigma", sigma)

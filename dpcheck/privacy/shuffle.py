@@ -1,14 +1,20 @@
-"""Shuffled DP-SGD accounted as Poisson (math-spec §6; papers B and C).
+"""Shuffled DP-SGD accounted as Poisson (docs/theory.md#shuffling; Ertan & van Dijk 2026,
+"Fundamental Limitations of Favorable Privacy-Utility Guarantees for DP-SGD", and van Dijk &
+Ertan 2026, "Trade-off Functions for DP-SGD with Subsampling based on Random Shuffling").
 
-The model of both papers: one epoch has M rounds; under H0 the M per-round statistics are i.i.d.
-N(0, 1), under H1 the target sits in one uniformly random round J and X_J ~ N(1/sigma, 1).
+The model of both papers (docs/theory.md#shuffle-rounds): one epoch has M rounds; under H0 the M
+per-round statistics are i.i.d. N(0, 1), under H1 the target sits in one uniformly random round J
+and X_J ~ N(1/sigma, 1).
 
-* Witness (paper B, label *paper*): the max test "reject H0 if max_i X_i > t" gives f_sub, an
-  upper bound on the true trade-off, and the separation kappa_sub; below sigma = 1/sqrt(2 ln M) the
-  separation is at least the closed-form kappa bound.
-* Poisson transfer (label *reconstructed*): p = (1 - 1/M)^M.
-* Guarantees for the model: the chi-square bound (own, rigorous, (0, delta)-DP for E epochs) and the
-  candidate of paper C's Thm 4.1 (label *unverified*: its exact statement was not recovered).
+* Witness (Ertan & van Dijk 2026, label *paper*; docs/theory.md#shuffle-witness): the max test
+  "reject H0 if max_i X_i > t" gives f_sub, an upper bound on the true trade-off, and the
+  separation kappa_sub; below sigma = 1/sqrt(2 ln M) the separation is at least the closed-form
+  kappa bound (docs/theory.md#shuffle-threshold).
+* Poisson transfer (label *reconstructed*; docs/theory.md#shuffle-poisson-transfer):
+  p = (1 - 1/M)^M.
+* Guarantees for the model: the chi-square bound (own, rigorous, (0, delta)-DP for E epochs;
+  docs/theory.md#shuffle-chi2) and the candidate of Thm 4.1 of van Dijk & Ertan 2026 (label
+  *unverified*: its exact statement was not recovered; docs/theory.md#shuffle-thm41).
 """
 
 from __future__ import annotations
@@ -26,7 +32,7 @@ from dpcheck.errors import ParameterError
 from dpcheck.privacy._numerics import FloatArray, require_alpha, require_positive, require_steps
 
 BERRY_ESSEEN_VAN_BEEK: float = 0.7975
-"""The Berry-Esseen constant the Thm 4.1 candidate uses (van Beek)."""
+"""The Berry-Esseen constant the Thm 4.1 candidate uses (van Beek 1972)."""
 
 
 def _require_rounds(m: int) -> int:
@@ -37,7 +43,8 @@ def _require_rounds(m: int) -> int:
 
 
 def f_sub(a: ArrayLike, rounds: int, sigma: float) -> FloatArray:
-    """The max-test trade-off Phi(Phi^-1((1-a)^(1/M)) - 1/sigma) (1-a)^((M-1)/M) (§6.1).
+    """The max-test trade-off Phi(Phi^-1((1-a)^(1/M)) - 1/sigma) (1-a)^((M-1)/M)
+    (docs/theory.md#shuffle-witness).
 
     Formed in log space with Phi^-1((1-a)^(1/M)) = isf(-expm1(log1p(-a)/M)), so it stays
     accurate for M up to 1e9 and a down to 1e-300.
@@ -59,7 +66,8 @@ def _separation_at(t: float, m: int, mu: float) -> float:
 
 
 def kappa_sub(rounds: int, sigma: float) -> float:
-    """kappa_sub = max_t Phi(t)^(M-1)(Phi(t) - Phi(t-1/sigma)) / sqrt 2, numerically (§6.1).
+    """kappa_sub = max_t Phi(t)^(M-1)(Phi(t) - Phi(t-1/sigma)) / sqrt 2, numerically
+    (docs/theory.md#shuffle-threshold).
 
     A grid over t locates the maximum (the function is unimodal near sqrt(2 ln M)), then a bounded
     scalar search refines it.
@@ -78,7 +86,8 @@ def kappa_sub(rounds: int, sigma: float) -> float:
 
 
 def sigma_threshold(rounds: int) -> float:
-    """1/sqrt(2 ln M): below this sigma the closed-form separation bound holds (paper B)."""
+    """1/sqrt(2 ln M): below this sigma the closed-form separation bound holds (Ertan & van Dijk
+    2026; docs/theory.md#shuffle-threshold)."""
     return 1.0 / math.sqrt(2.0 * math.log(_require_rounds(rounds)))
 
 
@@ -89,13 +98,15 @@ def kappa_closed_form(rounds: int) -> float:
 
 
 def poisson_miss_probability(rounds: int) -> float:
-    """p = (1 - 1/M)^M: the chance that Poisson sampling at q = 1/M never picks the target (§6.2)."""
+    """p = (1 - 1/M)^M: the chance that Poisson sampling at q = 1/M never picks the target
+    (docs/theory.md#shuffle-poisson-transfer)."""
     m = _require_rounds(rounds)
     return math.exp(m * math.log1p(-1.0 / m))
 
 
 def f_poisson_witness(a: ArrayLike, rounds: int, sigma: float) -> FloatArray:
-    """p (1 - a) + (1 - p) f_sub(a): the max-test witness transferred to Poisson sampling (§6.2)."""
+    """p (1 - a) + (1 - p) f_sub(a): the max-test witness transferred to Poisson sampling
+    (docs/theory.md#shuffle-poisson-transfer)."""
     alpha = np.atleast_1d(require_alpha(a))
     p = poisson_miss_probability(rounds)
     return p * (1.0 - alpha) + (1.0 - p) * f_sub(alpha, rounds, sigma)
@@ -129,12 +140,14 @@ def _thm41_numerator(sigma: float) -> float:
 
 
 def thm41_regime(rounds: int, sigma: float) -> bool:
-    """Whether sigma >= sqrt(3 / ln M), the regime paper C states for Thm 4.1."""
+    """Whether sigma >= sqrt(3 / ln M), the regime van Dijk & Ertan (2026) state for their Thm 4.1
+    (docs/theory.md#shuffle-thm41)."""
     return require_positive("sigma", sigma) >= math.sqrt(3.0 / math.log(_require_rounds(rounds)))
 
 
 def thm41_candidate_delta(rounds: int, sigma: float) -> float:
-    """Candidate delta(sigma, M) of paper C's Thm 4.1 (§6.3, *unverified*): f >= 1 - a - delta."""
+    """Candidate delta(sigma, M) of Thm 4.1 of van Dijk & Ertan (2026) (*unverified*,
+    docs/theory.md#shuffle-thm41): f >= 1 - a - delta."""
     return _thm41_numerator(sigma) / math.sqrt(_require_rounds(rounds))
 
 
@@ -149,7 +162,8 @@ def compose_zero_delta(delta: float, epochs: int) -> float:
 
 
 def chi2_delta(rounds: int, sigma: float, epochs: int = 1) -> float:
-    """delta = 1/2 sqrt((1 + (e^(1/sigma^2) - 1)/M)^E - 1): rigorous (0, delta) for E epochs (§6.4).
+    """delta = 1/2 sqrt((1 + (e^(1/sigma^2) - 1)/M)^E - 1): rigorous (0, delta) for E epochs
+    (docs/theory.md#shuffle-chi2).
 
     The chi-square divergence of one epoch is (e^(1/sigma^2) - 1)/M, also under adaptive choice of
     the target's gradient direction, and it tensorises; TV <= sqrt(chi2)/2.

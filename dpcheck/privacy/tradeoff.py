@@ -1,4 +1,5 @@
-"""Trade-off functions as numbers (math-spec §2.2, §2.4): the (eps, delta) curve, the
+"""Trade-off functions as numbers (docs/theory.md#tradeoff-conversions,
+docs/theory.md#loss-pairs): the (eps, delta) curve, the
 conversions between a curve and its privacy profile delta(eps), the inverse, symmetrisation by
 the lower convex envelope, the exact Neyman-Pearson curve of any ``LossPair``, and a validity
 check used by the tests.
@@ -58,8 +59,9 @@ def default_alpha_grid(extra: ArrayLike = ()) -> FloatArray:
 def profile_from_curve(
     f: TradeoffFn, eps: ArrayLike, alpha_grid: ArrayLike | None = None
 ) -> FloatArray | float:
-    """delta(eps) = sup_alpha (1 - f(alpha) - e^eps alpha) (DRS Prop. 2.12), the sup taken over
-    ``alpha_grid``; the grid sup is a lower estimate that tightens as the grid is refined."""
+    """delta(eps) = sup_alpha (1 - f(alpha) - e^eps alpha) (Dong, Roth, Su 2022, Prop. 2.12),
+    the sup taken over ``alpha_grid``; the grid sup is a lower estimate that tightens as the grid
+    is refined."""
     grid = default_alpha_grid() if alpha_grid is None else as_array(alpha_grid).ravel()
     beta = as_array(f(grid))
     e = as_array(eps)
@@ -116,7 +118,8 @@ def convex_minorant(x: ArrayLike, y: ArrayLike) -> FloatArray:
 
 
 def symmetrize(f: TradeoffFn, alpha: ArrayLike, grid: ArrayLike | None = None) -> FloatArray | float:
-    """The symmetric trade-off (min{f, f^-1})^** at ``alpha`` (math-spec §2.4, §2.5), with the
+    """The symmetric trade-off (min{f, f^-1})^** at ``alpha`` (docs/theory.md#tradeoff-conversions,
+    docs/theory.md#sgm-one-step), with the
     envelope computed on ``grid`` merged with ``alpha``."""
     a = require_alpha(alpha)
     points = default_alpha_grid(a) if grid is None else np.unique(np.concatenate([as_array(grid).ravel(), a.ravel()]))
@@ -126,7 +129,7 @@ def symmetrize(f: TradeoffFn, alpha: ArrayLike, grid: ArrayLike | None = None) -
 
 
 def hockey_stick(pair: LossPair, eps: ArrayLike) -> FloatArray:
-    """delta_{Q||P}(eps) = Q(l > eps) - e^eps P(l > eps) (math-spec §2.4): the pair's own
+    """delta_{Q||P}(eps) = Q(l > eps) - e^eps P(l > eps) (docs/theory.md#loss-pairs): the pair's own
     closed form when it has one (``hockey_stick``), else from alpha and beta (an atom at eps
     contributes zero, so P(l >= eps) may stand for P(l > eps))."""
     e = as_array(eps)
