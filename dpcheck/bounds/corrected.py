@@ -1,4 +1,6 @@
-"""What the mechanism the code really implements can and cannot guarantee (math-spec §7).
+"""What the mechanism the code really implements can and cannot guarantee
+(docs/theory.md#verdicts, docs/theory.md#sgm-mismatch, docs/theory.md#normalized-mechanisms,
+docs/theory.md#shuffling).
 
 One function per mechanism, each giving the witness (the mechanism is no better than this), the
 guarantee (it is at least this good) and notes. Every number comes from ``dpcheck.privacy``;
@@ -190,7 +192,7 @@ def normalized(request: BoundRequest, claim: Claim) -> Corrected:
 
 
 def asgm(request: BoundRequest, claim: Claim) -> Corrected:
-    """ASGM: at least as leaky as SGM with noise multiplier sigma/2 (own, §5.2)."""
+    """ASGM: at least as leaky as SGM with noise multiplier sigma/2 (own, docs/theory.md#asgm)."""
     q, steps, sigma = request.rate, request.rounds, float(request.sigma)  # type: ignore[arg-type]
     witness = _sampler(claim)(
         sgm_lower(q, sigma / 2.0, steps), Label.OWN, Kind.WITNESS, "ASGM witness: SGM at sigma/2",
@@ -288,7 +290,8 @@ def _epoch_witnesses(request: BoundRequest, claim: Claim, kind: SamplerKind,
 def _once_per_epoch(request: BoundRequest, claim: Claim, kind: SamplerKind) -> Corrected:
     """Samplers that put every example in one batch per epoch: the deterministic-batch
     guarantee sqrt(E)/sigma-GDP (standard; Chua et al., ICML 2024), the max-statistic witness of
-    one epoch and of the E complete epochs, and the numbers of paper B's max test."""
+    one epoch and of the E complete epochs, and the numbers of the max test of Ertan & van Dijk
+    (2026) (docs/theory.md#shuffle-deterministic, docs/theory.md#shuffle-threshold)."""
     rounds, epochs, sigma = request.shuffle_rounds, request.shuffle_epochs, float(request.sigma)  # type: ignore[arg-type]
     mu = deterministic_mu(epochs, sigma)
     guarantee = _sampler(claim)(

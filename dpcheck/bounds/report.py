@@ -1,10 +1,11 @@
-"""The bound report of one request: claimed, witness, guarantee and the verdict (math-spec §7).
+"""The bound report of one request: claimed, witness, guarantee and the verdict
+(docs/theory.md#verdicts).
 
 ``build_report`` is cached per distinct request (the request is the key), so a scan with many
 findings of one training setup computes the numbers once. The JSON shape is the contract of
-``dpcheck bound --format json`` and of ``finding.bound``:
+``dpcheck bound --format json`` and of ``finding.bound`` (README.md, "JSON output"):
 ``{"mechanism", "inputs", "claimed", "witness" | null, "guarantee" | null, "verdict", "notes"}``,
-each bound as ``BoundCurve.to_json`` at the requested alphas, extended (issue 14) with
+each bound as ``BoundCurve.to_json`` at the requested alphas, extended with
 ``adjacency`` (the neighbouring relation the three bounds are compared under), ``crossing``
 (for a violation: the alpha where the witness crosses the claim and both betas, else null),
 ``computation`` (how each bound was computed: closed form, RDP or PLD with its cost), and for a
