@@ -1,6 +1,6 @@
-"""Bounds attached to the findings of the bundled fixtures (issue 6), each number checked
-against an independent computation: Opacus' and dp_accounting's own accountants, closed forms,
-and brute-force evaluation of the divisor expression."""
+"""Bounds attached to the findings of the bundled fixtures (docs/theory.md#verdicts), each number
+checked against an independent computation: Opacus' and dp_accounting's own accountants, closed
+forms, and brute-force evaluation of the divisor expression."""
 
 from __future__ import annotations
 
@@ -76,7 +76,7 @@ def test_dp103_steps_mismatch_is_violated_and_shows_both_numbers() -> None:
     assert bound["verdict"] == "violated"
     crossing = bound["crossing"]
     assert crossing["beta_witness"] < crossing["beta_claimed"] - 1e-4
-    # the summary names where the curves cross and both betas (issue 14 item 5)
+    # the summary names where the curves cross and both betas
     assert "T=14400" in bound["summary"][1] and "→ violated" in bound["summary"][1]
     assert f"α={crossing['alpha']:.3g}" in bound["summary"][1]
     assert f"β={crossing['beta_witness']:.3g} < {crossing['beta_claimed']:.3g}" in bound["summary"][1]
