@@ -233,7 +233,8 @@ def shuffle(request: BoundRequest, claim: Claim) -> Corrected:
 
 def _fixed_subsets(request: BoundRequest, claim: Claim, kind: SamplerKind) -> Corrected:
     """B distinct indices drawn afresh every step: the replace-one RDP of the subsampled
-    Gaussian without replacement (standard; Wang, Balle & Kasiviswanathan 2019, Thm 9)."""
+    Gaussian without replacement (standard; Wang, Balle & Kasiviswanathan 2019, Thm 9;
+    docs/theory.md#fixed-subsets)."""
     q, steps, sigma = request.rate, request.rounds, float(request.sigma)  # type: ignore[arg-type]
     orders, values = wor_rdp(q, sigma, steps)
     guarantee = _sampler(claim)(
@@ -265,7 +266,8 @@ WITNESS_WORDS: dict[str, str] = {
 
 def _epoch_witnesses(request: BoundRequest, claim: Claim, kind: SamplerKind,
                      ) -> tuple[Bound | None, Bound | None, str]:
-    """(one-epoch witness, witness over the complete epochs, how it was computed)."""
+    """(one-epoch witness, witness over the complete epochs, how it was computed):
+    docs/theory.md#shuffle-max-statistic."""
     rounds, full, sigma = request.shuffle_rounds, request.full_epochs, float(request.sigma)  # type: ignore[arg-type]
     bound = _sampler(claim)
     if full < 1:

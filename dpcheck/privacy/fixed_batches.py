@@ -13,20 +13,21 @@ TF-Privacy and dp_accounting are compared like with like.
   exact for fixed batches; a last partial batch changes nothing). A shuffled, locally shuffled or
   randomly allocated run is a mixture of fixed-batch runs with the same weights under D and D',
   and the hockey-stick divergence is jointly convex, so the same mu holds for it.
-* **Witness** (the max-statistic pair): the adversary who knows every other gradient subtracts
-  their sums and divides by sigma C; of the M per-batch statistics one, at a position it does not
-  know, is shifted by ``high``/sigma under D and ``low``/sigma under D'. With every other
-  gradient equal to -C e1 and fixed batch sizes, (low, high) = (1, 2) (the pair of Chua et al.,
-  ICML 2024 and NeurIPS 2024); with every other gradient 0, (0, 1) (the model of Ertan & van
-  Dijk 2026, docs/theory.md#shuffle-rounds), which also holds for batches of random size. The
-  largest statistic Y has the CDF (1 - p) Phi(y - s/sigma) Phi(y)^(M-1) + p Phi(y)^M, p being the
-  chance that the example is in no batch (``drop_last``). Y is cut into slices: the pair of slice
-  probabilities is a post-processing of the mechanism's output, so its trade-off curve lies above
-  the mechanism's, and an optimistic PLD of it (a dominated pair) keeps that side. Epochs with
-  independent shuffles are independent repetitions, so the E-fold composition is the E-epoch
-  witness. A persistent order, a sequential order or a local shuffle buffer is at least as leaky:
-  relabelling the batch positions of every epoch by an independent uniform permutation (a
-  post-processing) turns each of them into independent uniform positions.
+* **Witness** (the max-statistic pair, docs/theory.md#shuffle-max-statistic): the adversary who
+  knows every other gradient subtracts their sums and divides by sigma C; of the M per-batch
+  statistics one, at a position it does not know, is shifted by ``high``/sigma under D and
+  ``low``/sigma under D'. With every other gradient equal to -C e1 and fixed batch sizes, (low,
+  high) = (1, 2) (the pair of Chua et al., ICML 2024 and NeurIPS 2024); with every other gradient
+  0, (0, 1) (the model of Ertan & van Dijk 2026, docs/theory.md#shuffle-rounds), which also holds
+  for batches of random size. The largest statistic Y has the CDF (1 - p) Phi(y - s/sigma)
+  Phi(y)^(M-1) + p Phi(y)^M, p being the chance that the example is in no batch (``drop_last``). Y
+  is cut into slices: the pair of slice probabilities is a post-processing of the mechanism's
+  output, so its trade-off curve lies above the mechanism's, and an optimistic PLD of it (a
+  dominated pair) keeps that side. Epochs with independent shuffles are independent repetitions, so
+  the E-fold composition is the E-epoch witness. A persistent order, a sequential order or a local
+  shuffle buffer is at least as leaky: relabelling the batch positions of every epoch by an
+  independent uniform permutation (a post-processing) turns each of them into independent uniform
+  positions.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
 """Fixed-size subsets drawn without replacement, independently at every step (B of N indices,
-``np.random.choice(N, B, replace=False)``, ``torch.randperm(N)[:B]`` inside the step loop).
+``np.random.choice(N, B, replace=False)``, ``torch.randperm(N)[:B]`` inside the step loop;
+docs/theory.md#fixed-subsets).
 
 Guarantee (standard): the Renyi DP of the subsampled Gaussian without replacement under the
 **replace-one** relation, Wang, Balle & Kasiviswanathan, "Subsampled Renyi Differential Privacy
