@@ -185,8 +185,9 @@ def normalized(request: BoundRequest, claim: Claim) -> Corrected:
     upper, _ = normalized_rounds(components, request.dim, steps, optimistic=False)
     guarantee = bound(upper, Label.RECONSTRUCTED, Kind.GUARANTEE,
                       f"{request.mechanism.upper()} per-pair guarantee, T rounds by PLD",
-                      ("worst-case pair of math-spec §3.2 with the batch index (k, j) revealed; the paper's "
-                       "theorem text was not recovered, so weights and index set may differ",
+                      ("worst-case pair with the batch index (k, j) revealed (docs/theory.md#per-pair-guarantee); "
+                       "the theorem text of Wang, Cui, Cui, Yuan (2026) was not recovered, so weights and "
+                       "index set may differ",
                        f"|D|={size} vs {size + 1}, 1-s={one_minus_s:.6g}, n={request.dim}, T={steps}"))
     return Corrected(witness, guarantee, tuple(notes), check)
 
@@ -199,7 +200,7 @@ def asgm(request: BoundRequest, claim: Claim) -> Corrected:
         (f"q={q:.6g}, sigma/2={sigma / 2:g}, T={steps}; optimistic PLD, both directions (a lower "
          "bound of the SGM(sigma/2) profile, so the witness never overstates the leak)",
          "assumes the batch size |B| is observable (logged, or released with the update)"))
-    notes = ("no guarantee attached: the reconstructed ASGM per-pair bound (§3.4) mixes components of "
+    notes = ("no guarantee attached: the reconstructed ASGM per-pair bound (docs/theory.md#asgm) mixes components of "
              "different scale per |B|, whose T-round PLD dpcheck does not compute",)
     return Corrected(witness, None, notes)
 
@@ -259,7 +260,7 @@ WITNESS_WORDS: dict[str, str] = {
                                 "under D and 1/sigma under D' (Chua et al., ICML 2024 / NeurIPS 2024); largest "
                                 "batch statistic per epoch",
     "max-statistic-zero-others": "the other gradients at 0, so one batch of the epoch is shifted by 1/sigma under D "
-                                 "(Ertan & van Dijk §6.1); largest batch statistic per epoch",
+                                 "(Ertan & van Dijk 2026, §6.1); largest batch statistic per epoch",
     "deterministic-batches": "the batch holding the changed example is known: one Gaussian mechanism per epoch, exact",
 }
 
@@ -324,9 +325,9 @@ def _once_per_epoch(request: BoundRequest, claim: Claim, kind: SamplerKind) -> C
                        thm41_delta_papers_model=thm41_candidate_delta(rounds, sigma) if thm41_regime(rounds, sigma)
                        else None)
         regime = (f"sigma={sigma:g} < 1/sqrt(2 ln M)={threshold:.4f}: one epoch's separation is at least "
-                  f"{kappa_closed_form(rounds):.4f} (paper B)" if sigma < threshold
+                  f"{kappa_closed_form(rounds):.4f} (Ertan & van Dijk 2026)" if sigma < threshold
                   else f"sigma={sigma:g} >= 1/sqrt(2 ln M)={threshold:.4f}")
-        notes.append(f"{regime}; kappa_sub={numbers['kappa_sub']:.4g} (paper B's max test, one epoch)")
+        notes.append(f"{regime}; kappa_sub={numbers['kappa_sub']:.4g} (the max test of Ertan & van Dijk 2026, one epoch)")
         notes.append(f"for the papers' model alone (other gradients 0): chi-square (0, delta) bound {chi2:.4g} over "
                      f"E={epochs} epochs (own)"
                      + (f", Thm 4.1 candidate delta={numbers['thm41_delta_papers_model']:.4g} per epoch (unverified)"
