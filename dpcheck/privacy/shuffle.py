@@ -267,11 +267,11 @@ def thm41_regime(rounds: int, sigma: float) -> bool:
 def thm41_candidate_delta(rounds: int, sigma: float) -> float:
     """Candidate delta(sigma, M) of Thm 4.1 of van Dijk & Ertan (2026), *unverified*.
 
-    The paper states f(a) >= 1 - a - delta for one epoch, with
-    delta = [s/sqrt(2 pi) + 2 C_BE rho/s^3]/sqrt(M) with s^2 = e^(1/sigma^2) - 1,
-    rho = E|Y - 1|^3 for Y = e^(Z/sigma - 1/(2 sigma^2)) and C_BE = 0.7975 (van Beek 1972): a
-    Berry-Esseen reconstruction that reproduces the paper's example, printed as a note only
-    (docs/theory.md#shuffle-thm41).
+    The paper states f(a) >= 1 - a - delta(sigma, M) for one epoch; its formula for delta could
+    not be read. The candidate, delta = [s/sqrt(2 pi) + 2 C_BE rho/s^3]/sqrt(M) with
+    s^2 = e^(1/sigma^2) - 1, rho = E|Y - 1|^3 for Y = e^(Z/sigma - 1/(2 sigma^2)) and
+    C_BE = 0.7975 (van Beek 1972), is a Berry-Esseen reconstruction that reproduces the paper's
+    example; dpcheck prints it as a note only (docs/theory.md#shuffle-thm41).
 
     Parameters
     ----------
