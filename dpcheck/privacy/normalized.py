@@ -153,10 +153,37 @@ def _batch_range(n_records: int, q: float) -> tuple[FloatArray, FloatArray, floa
 def normalized_components(
     n_records: int, q: float, sigma: float, one_minus_s: float
 ) -> Components:
-    """The index (k, j) for |D| = N, divisor ratio s = 1 - ``one_minus_s``
-    (docs/theory.md#worst-case-pair).
+    """The (k, j) index of one round of the worst-case pair, for |D| = N and divisor ratio s.
 
-    w(k,1) = b(k)(1-q) with mu = k(1-s)/sigma; w(k,2) = b(k) q with mu = (k(1-s) + s)/sigma.
+    k = |B ∩ D| ~ Bin(N, q) is kept within N q +- 10 standard deviations (widened to the 1e-18
+    binomial quantiles); component (k, not sampled) has weight b(k)(1 - q) and shift
+    mu = k(1 - s)/sigma, component (k, sampled) weight b(k) q and mu = (k(1 - s) + s)/sigma
+    (docs/theory.md#worst-case-pair, docs/theory.md#per-pair-guarantee).
+
+    Parameters
+    ----------
+    n_records : int
+        Dataset size N, >= 1.
+    q : float
+        Poisson sampling rate in (0, 1].
+    sigma : float
+        Noise multiplier, > 0.
+    one_minus_s : float
+        1 - s, s = d(N)/d(N + 1), carried exactly (e.g. 1/(N + 1) for EASGM).
+
+    Returns
+    -------
+    Components
+        Weights, shifts, the shared 1 - s and the binomial mass dropped.
+
+    Examples
+    --------
+    >>> from dpcheck.privacy.normalized import normalized_components
+    >>> c = normalized_components(4, 0.5, 10.0, 1 / 5)  # EASGM, N = 4: 1 - s = 1/(N + 1)
+    >>> c.weights.size, c.dropped
+    (10, 0.0)
+    >>> c.mus.round(2).tolist()
+    [0.0, 0.02, 0.04, 0.06, 0.08, 0.08, 0.1, 0.12, 0.14, 0.16]
     """
     n_records, q, sigma, _ = _require_setting(n_records, q, sigma, 1)
     k, pmf, dropped = _batch_range(n_records, q)
@@ -418,17 +445,45 @@ def normalized_rounds(
     merge_budget: float | None = None,
     optimistic: bool = True,
 ) -> tuple[TwoSidedPLD, TwoSidedPLD | None]:
-    """T rounds of the per-pair mixture via PLDs: (pessimistic, optimistic), both directions;
-    ``optimistic=False`` skips the lower estimate (None), halving the time.
+    """T rounds of the per-pair mixture via PLDs: (pessimistic, optimistic), both directions.
 
-    Built as (1-D mixture x variance pair on the other n-1 coordinates)^T, each factor from its
+    Built as (1-D mixture x variance pair on the other n - 1 coordinates)^T, each factor from its
     loss tails evaluated once for both directions (per round, the variance pair's chi-square has
-    n - 1 degrees of freedom, not (n - 1) T, and a small grid). Components
-    are merged (``merged_components``) rounding shifts up for the pessimistic PLD and down for
-    the optimistic one, within ``merge_budget`` grid steps of mean loss over the T rounds
-    (default MERGE_BUDGET; 0 merges equal shifts only). The default interval is
-    ``composed_interval``: ``default_interval(T)``, coarsened where the T-round loss would need
-    more than COMPOSED_POINTS grid points (a leak so large that eps is in the hundreds or more)."""
+    n - 1 degrees of freedom, not (n - 1) T, and a small grid). Components are merged
+    (``merged_components``) rounding shifts up for the pessimistic PLD and down for the optimistic
+    one (docs/theory.md#per-pair-guarantee).
+
+    Parameters
+    ----------
+    components : Components
+        One round's index, from ``normalized_components``.
+    dim : int
+        Model dimension n, >= 1.
+    steps : int
+        Number of rounds T, >= 1.
+    interval : float, optional
+        Grid step; by default ``composed_interval``: ``default_interval(T)``, coarsened where the
+        T-round loss would need more than COMPOSED_POINTS grid points (a leak so large that eps is
+        in the hundreds or more).
+    merge_budget : float, optional
+        Grid steps of mean loss over the T rounds the merging may move (default MERGE_BUDGET; 0
+        merges equal shifts only).
+    optimistic : bool, default True
+        Also build the optimistic PLD; False skips it (None), halving the time.
+
+    Returns
+    -------
+    tuple of (TwoSidedPLD, TwoSidedPLD or None)
+        The pessimistic and the optimistic T-round PLDs.
+
+    Examples
+    --------
+    >>> from dpcheck.privacy.normalized import normalized_components, normalized_rounds
+    >>> c = normalized_components(4, 0.5, 10.0, 1 / 5)
+    >>> high, low = normalized_rounds(c, 10, 10)
+    >>> round(low.epsilon(1e-5), 3), round(high.epsilon(1e-5), 3)
+    (25.543, 25.543)
+    """
     steps = require_steps("steps", steps)
     if interval is None:
         h = composed_interval(steps, _loss_variance(components, dim))
