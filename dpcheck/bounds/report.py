@@ -214,7 +214,7 @@ def crossing(witness: Bound, claimed: Bound, claim: Claim) -> Crossing | None:
     """Where the witness crosses the claim (None when it does not): the sampled alpha where
     its curve is furthest below the claimed curve, else, when only its delta at the claimed eps
     exceeds the claimed delta, the alpha on a dense grid where it is furthest below the claimed
-    (eps, delta) line (it must dip below that line somewhere: DRS Prop. 2.12)."""
+    (eps, delta) line (it must dip below that line somewhere: Dong, Roth, Su 2022, Prop. 2.12)."""
     w, c = witness.curve, claimed.curve
     gap = c.curve_beta - w.curve_beta
     best = int(np.argmax(gap))
