@@ -204,8 +204,8 @@ def test_easgm_witness_matches_the_gaussian_limit(name: str, n: int, steps: int,
 
 def test_shuffle_finding_has_witness_guarantee_and_numbers() -> None:
     """shuffle_fixed_batch_rdp: M = 200 batches of 250, 8 epochs, sigma = 1, Opacus RDP. The
-    guarantee is sqrt(8)-GDP (closed form, DRS Cor. 2.13); the one-epoch witness of the
-    max-statistic pair is checked against the same test evaluated with scipy: the Q-side
+    guarantee is sqrt(8)-GDP (closed form, Dong, Roth, Su 2022, Cor. 2.13); the one-epoch witness
+    of the max-statistic pair is checked against the same test evaluated with scipy: the Q-side
     tail P(max > t) - e^eps P'(max > t) at the best threshold, the cube bound of Chua et al."""
     _, bound = bound_of("shuffle_fixed_batch_rdp", "DP102")
     rounds, epochs, sigma = 200, 8, 1.0

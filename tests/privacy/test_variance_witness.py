@@ -54,7 +54,8 @@ def test_directions_are_swapped_by_inverting_s() -> None:
 
 @pytest.mark.parametrize("eps", [0.0, 0.5, 1.0, 2.0])
 def test_delta_matches_conjugate_of_curve(eps: float) -> None:
-    """delta(eps) = sup_alpha (1 - f(alpha) - e^eps alpha) in each direction (DRS Prop. 2.12)."""
+    """delta(eps) = sup_alpha (1 - f(alpha) - e^eps alpha) in each direction (Dong, Roth, Su 2022,
+    Prop. 2.12)."""
     witness = VarianceWitness(100, 0.8)
     grid = np.concatenate([np.logspace(-12, -1, 4000), np.linspace(0.1, 1, 4000)])
     forward, backward = witness.directional_tradeoffs(grid)
