@@ -43,7 +43,7 @@ def test_audit_table_sigma_as_std() -> None:
     assert float(easgm_mixture(4, 0.5, 100.0, 100).tradeoff(0.05)) == pytest.approx(0.06863, abs=5e-6)
 
 
-def test_monotone_vectors() -> None:
+def test_monotone_vectors() -> None:  # docs/theory.md#per-pair-monotonicity
     in_n = [float(easgm_mixture(4, 0.5, 10.0, n).tradeoff(0.05)) for n in (1, 3, 10, 30, 100)]
     np.testing.assert_allclose(in_n, [0.936, 0.907, 0.801, 0.522, 0.068], atol=6e-4)
     in_big_n = [float(easgm_mixture(big, 0.5, 10.0, 10).tradeoff(0.05)) for big in (2, 4, 8, 16, 64)]
