@@ -1,11 +1,11 @@
-"""Benchmark of `dpcheck audit`: the paper's Figure 3 trend, and throughput.
+"""Benchmark of `dpcheck audit`: the Figure 3 trend of Wang, Cui, Cui, Yuan (2026), and throughput.
 
 Run ``PYTHONPATH=. python bench/bench_audit.py [--trials 10000] [--device cpu|cuda]``. It prints
 markdown tables (for bench/RESULTS.md):
 
-1. Figure 3 trend (paper §5.2): one-step audits at N=4, sigma=10, C=0.1, delta=1e-5 for
-   dimensions n in {1, 10, 50, 100, 500, 1000}: EASGM at q=0.5 and q=0.05, ASGM at q=0.7.
-   Leakage should grow with n and exceed the SGM claim for n >= 100.
+1. Figure 3 trend (Wang, Cui, Cui, Yuan 2026, §5.2; docs/theory.md#audit): one-step audits at N=4,
+   sigma=10, C=0.1, delta=1e-5 for dimensions n in {1, 10, 50, 100, 500, 1000}: EASGM at q=0.5 and
+   q=0.05, ASGM at q=0.7. Leakage should grow with n and exceed the SGM claim for n >= 100.
 2. Speed: Gaussian coordinates generated and tested per second, and the wall time of a
    10,000-trial audit at n=1e4 on CPU (and at n=1e6 with --device cuda).
 """

@@ -1,4 +1,4 @@
-"""Benchmark: one EASGM finding's full report at the issue-3 setting, with its breakdown.
+"""Benchmark: one EASGM finding's full report in the MNIST-sized setting, with its breakdown.
 
 N = 60000, q = 256/60000, sigma = 1.1, n = 1.5e6, T = 3500, delta = 1e-5 (target: <= 1 s).
 The report has three parts, each with its read-outs (eps at delta, delta at the claimed eps,

@@ -1,4 +1,4 @@
-"""Benchmark: hostile inputs finish the scan in bounded time (issue 15, README "Security model").
+"""Benchmark: hostile inputs finish the scan in bounded time (README, "Security model").
 
 Usage: python bench/bench_hardening.py [--jobs N]
 

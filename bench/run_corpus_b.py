@@ -1,4 +1,5 @@
-"""Re-run dpcheck on the corpus B repositories (issue 13) and compare with the written expectations.
+"""Re-run dpcheck on the corpus B repositories (bench/REAL_REPOS.md, "Corpus B") and compare with
+the written expectations.
 
 Usage::
 
@@ -19,7 +20,7 @@ reported findings against the expectations:
   line (``*`` accepts any line); each reported finding matches at most one expectation
   (maximum bipartite matching);
 * ``rule = "note"`` is the never-silent expectation: it matches any ``info`` finding of DP106 or of
-  a rule outside DP001-DP105 (the issue-13 never-silent rule has no id yet);
+  a rule outside DP001-DP105 (DP106 is the never-silent rule);
 * a reported finding left over that matches an ``acceptable`` entry is right but not required;
   any other is a false positive. DP001 (unparsable file) is listed apart and kept out of the
   figures: it is a parser fact, not a classification.

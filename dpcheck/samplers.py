@@ -2,7 +2,7 @@
 dpcheck tells apart and the library APIs, by import-qualified name, that produce each.
 
 A kind says what the accountant's Poisson assumption misses and which bound applies
-(``guarantee``, ``witness``), whether DP102 fires when it is accounted as Poisson and at which
+(``guarantee``, ``witness``; docs/theory.md#sampler-kinds), whether DP102 fires when it is accounted as Poisson and at which
 severity (``dp102``), and whether the low-noise threshold of DP104 applies (``dp104``: the
 changed example sits in exactly one batch per epoch). ``sampling`` is the coarse value of a
 pipeline's ``sampling`` field: ``poisson``, ``shuffle`` (any fixed batch size) or

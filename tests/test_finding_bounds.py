@@ -1,6 +1,6 @@
-"""Bounds attached to the findings of the bundled fixtures (issue 6), each number checked
-against an independent computation: Opacus' and dp_accounting's own accountants, closed forms,
-and brute-force evaluation of the divisor expression."""
+"""Bounds attached to the findings of the bundled fixtures (docs/theory.md#verdicts), each number
+checked against an independent computation: Opacus' and dp_accounting's own accountants, closed
+forms, and brute-force evaluation of the divisor expression."""
 
 from __future__ import annotations
 
@@ -76,7 +76,7 @@ def test_dp103_steps_mismatch_is_violated_and_shows_both_numbers() -> None:
     assert bound["verdict"] == "violated"
     crossing = bound["crossing"]
     assert crossing["beta_witness"] < crossing["beta_claimed"] - 1e-4
-    # the summary names where the curves cross and both betas (issue 14 item 5)
+    # the summary names where the curves cross and both betas
     assert "T=14400" in bound["summary"][1] and "→ violated" in bound["summary"][1]
     assert f"α={crossing['alpha']:.3g}" in bound["summary"][1]
     assert f"β={crossing['beta_witness']:.3g} < {crossing['beta_claimed']:.3g}" in bound["summary"][1]
@@ -204,8 +204,8 @@ def test_easgm_witness_matches_the_gaussian_limit(name: str, n: int, steps: int,
 
 def test_shuffle_finding_has_witness_guarantee_and_numbers() -> None:
     """shuffle_fixed_batch_rdp: M = 200 batches of 250, 8 epochs, sigma = 1, Opacus RDP. The
-    guarantee is sqrt(8)-GDP (closed form, DRS Cor. 2.13); the one-epoch witness of the
-    max-statistic pair is checked against the same test evaluated with scipy: the Q-side
+    guarantee is sqrt(8)-GDP (closed form, Dong, Roth, Su 2022, Cor. 2.13); the one-epoch witness
+    of the max-statistic pair is checked against the same test evaluated with scipy: the Q-side
     tail P(max > t) - e^eps P'(max > t) at the best threshold, the cube bound of Chua et al."""
     _, bound = bound_of("shuffle_fixed_batch_rdp", "DP102")
     rounds, epochs, sigma = 200, 8, 1.0

@@ -1,8 +1,8 @@
 """The guarantee an SGM accountant claims for one step, which the audit tries to refute.
 
 Every audited mechanism is accounted as the Poisson subsampled Gaussian: its claimed one-step
-trade-off is the symmetric C_q(G_{1/σ}) (math-spec §2.5), and its claimed ε at δ comes from the
-same SGM accounting with one step. Both come from :mod:`dpcheck.privacy.sgm`.
+trade-off is the symmetric C_q(G_{1/σ}) (docs/theory.md#sgm-one-step), and its claimed ε at δ comes
+from the same SGM accounting with one step. Both come from :mod:`dpcheck.privacy.sgm`.
 """
 
 from __future__ import annotations

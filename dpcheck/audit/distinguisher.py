@@ -1,7 +1,7 @@
 """The optimal likelihood-ratio distinguisher for the worst-case pair, batch size not revealed.
 
-Under the worst-case pair (math-spec §3.2) each world's release is a mixture, over the realized
-batch, of isotropic Gaussians N(m·e₁, v² I_n):
+Under the worst-case pair (docs/theory.md#audit-setting) each world's release is a mixture, over
+the realized batch, of isotropic Gaussians N(m·e₁, v² I_n):
 
 * D (size N): batch k ~ Bin(N, q); mean k·C/d_N(k), std σC/d_N(k);
 * D′ (size N+1): k ~ Bin(N, q), canary j ~ Bern(q); mean (k−j)·C/d_{N+1}(k+j),

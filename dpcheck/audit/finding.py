@@ -130,9 +130,10 @@ def _param(pipeline: dict[str, Any], name: str) -> float | None:
 
 
 def _leak_proxy(mechanism: str, n: int, q: float) -> float | None:
-    """E_k |log d_N(k)/d_{N+1}(k+1)|, k ~ Bin(N, q): the variance-ratio gap between the worlds
-    when the canary is sampled, which drives the leak that grows with the dimension
-    (math-spec §3.2–3.5). ``None`` where the mechanism cannot run at that N."""
+    """E_k |log d_N(k)/d_{N+1}(k+1)|, k ~ Bin(N, q): the variance-ratio gap between the worlds when
+    the canary is sampled, which drives the leak that grows with the dimension
+    (docs/theory.md#worst-case-pair, docs/theory.md#audit-setting). ``None`` where the mechanism
+    cannot run at that N."""
     try:
         setting = AuditSetting(mechanism, n, q, 1.0, 1.0, 1)
     except ParameterError:

@@ -2,9 +2,9 @@
 
 Each trial draws a Poisson batch (every record independently with probability q, the canary
 too in D′), clips the per-sample gradients to norm C, adds N(0, σ²C² I_n) to their sum and
-divides by the mechanism's divisor (math-spec §3.1). The records of D share one gradient, so
-the sampled records are counted directly: k ~ Bin(N, q) is exactly the law of the Poisson batch
-size, and the canary's inclusion is an independent Bernoulli(q).
+divides by the mechanism's divisor (docs/theory.md#update-rules). The records of D share one
+gradient, so the sampled records are counted directly: k ~ Bin(N, q) is exactly the law of the
+Poisson batch size, and the canary's inclusion is an independent Bernoulli(q).
 
 Memory is bounded by ``chunk_elements`` whatever n and the trial count are: trials are batched
 into blocks of whole rows while a row fits, and a longer row is generated in column blocks,

@@ -2,8 +2,8 @@
 
 The model is a bias-free ``Linear(n, 1)`` trained with the loss ``model(x)`` (mean- or
 sum-reduced as the mechanism needs), so the per-sample gradient of its weight is exactly the
-input row: the dataset rows *are* the per-sample gradients (math-spec §3.2, raw norm 2C so
-Opacus really clips them). ``make_private`` (Opacus 1.x) replaces the data loader by its
+input row: the dataset rows *are* the per-sample gradients (docs/theory.md#audit-setting, raw norm
+2C so Opacus really clips them). ``make_private`` (Opacus 1.x) replaces the data loader by its
 Poisson ``DPDataLoader`` with q = 1/len(loader); every batch it draws is one trial, and the
 weight's ``.grad`` after ``optimizer.step()`` (clipped, noised and scaled by Opacus) is read
 back as the release. With ``loss_reduction="mean"`` Opacus 1.x divides by

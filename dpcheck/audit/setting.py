@@ -1,9 +1,10 @@
 """The audited neighbouring pair: mechanism, parameters and the divisor each dataset gets.
 
-The audit runs the paper's worst-case pair (math-spec §3.2): every record of D has the gradient
-``+2C·e₁`` (clipped to ``C·e₁``) and the canary added in D′ has ``−2C·e₁`` (clipped to
-``−C·e₁``). Everything the reference mechanism, the Opacus adapter and the distinguisher need
-to agree on (sizes, rates, divisors) lives here, so they cannot drift apart. Pure, numpy only.
+The audit runs the worst-case pair of Wang, Cui, Cui, Yuan (2026) (docs/theory.md#audit-setting):
+every record of D has the gradient ``+2C·e₁`` (clipped to ``C·e₁``) and the canary added in D′ has
+``−2C·e₁`` (clipped to ``−C·e₁``). Everything the reference mechanism, the Opacus adapter and the
+distinguisher need to agree on (sizes, rates, divisors) lives here, so they cannot drift apart.
+Pure, numpy only.
 """
 
 from __future__ import annotations
@@ -74,7 +75,7 @@ class AuditSetting:
 
         FEASGM uses the float expression ``int(size * q)`` as Opacus 1.x does (not an exact
         rational floor): the audit must reproduce the code, rounding included. ASGM divides an
-        empty batch by 1 (math-spec §3.4 convention).
+        empty batch by 1 (the convention of docs/theory.md#asgm).
         """
         batch = np.arange(data_size + 1, dtype=np.float64)
         if self.mechanism == "SGM":

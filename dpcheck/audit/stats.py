@@ -1,8 +1,9 @@
 """Error counts of a threshold test, Clopper–Pearson intervals and the empirical privacy bounds.
 
-Convention (math-spec §3.8, Jagielski et al. 2020 / Nasr et al. 2021): the upper confidence
-bounds α_r, β_r of the false-positive and false-negative rates are two-sided Clopper–Pearson
-bounds at the given confidence, so both hold together with probability >= the confidence.
+Convention (docs/theory.md#audit-clopper-pearson; Jagielski et al. 2020 / Nasr et al. 2021): the
+upper confidence bounds α_r, β_r of the false-positive and false-negative rates are two-sided
+Clopper–Pearson bounds at the given confidence, so both hold together with probability >= the
+confidence.
 """
 
 from __future__ import annotations

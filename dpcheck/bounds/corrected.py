@@ -1,4 +1,6 @@
-"""What the mechanism the code really implements can and cannot guarantee (math-spec §7).
+"""What the mechanism the code really implements can and cannot guarantee
+(docs/theory.md#verdicts, docs/theory.md#sgm-mismatch, docs/theory.md#normalized-mechanisms,
+docs/theory.md#shuffling).
 
 One function per mechanism, each giving the witness (the mechanism is no better than this), the
 guarantee (it is at least this good) and notes. Every number comes from ``dpcheck.privacy``;
@@ -183,21 +185,22 @@ def normalized(request: BoundRequest, claim: Claim) -> Corrected:
     upper, _ = normalized_rounds(components, request.dim, steps, optimistic=False)
     guarantee = bound(upper, Label.RECONSTRUCTED, Kind.GUARANTEE,
                       f"{request.mechanism.upper()} per-pair guarantee, T rounds by PLD",
-                      ("worst-case pair of math-spec §3.2 with the batch index (k, j) revealed; the paper's "
-                       "theorem text was not recovered, so weights and index set may differ",
+                      ("worst-case pair with the batch index (k, j) revealed (docs/theory.md#per-pair-guarantee); "
+                       "the theorem text of Wang, Cui, Cui, Yuan (2026) was not recovered, so weights and "
+                       "index set may differ",
                        f"|D|={size} vs {size + 1}, 1-s={one_minus_s:.6g}, n={request.dim}, T={steps}"))
     return Corrected(witness, guarantee, tuple(notes), check)
 
 
 def asgm(request: BoundRequest, claim: Claim) -> Corrected:
-    """ASGM: at least as leaky as SGM with noise multiplier sigma/2 (own, §5.2)."""
+    """ASGM: at least as leaky as SGM with noise multiplier sigma/2 (own, docs/theory.md#asgm)."""
     q, steps, sigma = request.rate, request.rounds, float(request.sigma)  # type: ignore[arg-type]
     witness = _sampler(claim)(
         sgm_lower(q, sigma / 2.0, steps), Label.OWN, Kind.WITNESS, "ASGM witness: SGM at sigma/2",
         (f"q={q:.6g}, sigma/2={sigma / 2:g}, T={steps}; optimistic PLD, both directions (a lower "
          "bound of the SGM(sigma/2) profile, so the witness never overstates the leak)",
          "assumes the batch size |B| is observable (logged, or released with the update)"))
-    notes = ("no guarantee attached: the reconstructed ASGM per-pair bound (§3.4) mixes components of "
+    notes = ("no guarantee attached: the reconstructed ASGM per-pair bound (docs/theory.md#asgm) mixes components of "
              "different scale per |B|, whose T-round PLD dpcheck does not compute",)
     return Corrected(witness, None, notes)
 
@@ -231,7 +234,8 @@ def shuffle(request: BoundRequest, claim: Claim) -> Corrected:
 
 def _fixed_subsets(request: BoundRequest, claim: Claim, kind: SamplerKind) -> Corrected:
     """B distinct indices drawn afresh every step: the replace-one RDP of the subsampled
-    Gaussian without replacement (standard; Wang, Balle & Kasiviswanathan 2019, Thm 9)."""
+    Gaussian without replacement (standard; Wang, Balle & Kasiviswanathan 2019, Thm 9;
+    docs/theory.md#fixed-subsets)."""
     q, steps, sigma = request.rate, request.rounds, float(request.sigma)  # type: ignore[arg-type]
     orders, values = wor_rdp(q, sigma, steps)
     guarantee = _sampler(claim)(
@@ -256,14 +260,15 @@ WITNESS_WORDS: dict[str, str] = {
                                 "under D and 1/sigma under D' (Chua et al., ICML 2024 / NeurIPS 2024); largest "
                                 "batch statistic per epoch",
     "max-statistic-zero-others": "the other gradients at 0, so one batch of the epoch is shifted by 1/sigma under D "
-                                 "(Ertan & van Dijk §6.1); largest batch statistic per epoch",
+                                 "(Ertan & van Dijk 2026, §6.1); largest batch statistic per epoch",
     "deterministic-batches": "the batch holding the changed example is known: one Gaussian mechanism per epoch, exact",
 }
 
 
 def _epoch_witnesses(request: BoundRequest, claim: Claim, kind: SamplerKind,
                      ) -> tuple[Bound | None, Bound | None, str]:
-    """(one-epoch witness, witness over the complete epochs, how it was computed)."""
+    """(one-epoch witness, witness over the complete epochs, how it was computed):
+    docs/theory.md#shuffle-max-statistic."""
     rounds, full, sigma = request.shuffle_rounds, request.full_epochs, float(request.sigma)  # type: ignore[arg-type]
     bound = _sampler(claim)
     if full < 1:
@@ -288,7 +293,8 @@ def _epoch_witnesses(request: BoundRequest, claim: Claim, kind: SamplerKind,
 def _once_per_epoch(request: BoundRequest, claim: Claim, kind: SamplerKind) -> Corrected:
     """Samplers that put every example in one batch per epoch: the deterministic-batch
     guarantee sqrt(E)/sigma-GDP (standard; Chua et al., ICML 2024), the max-statistic witness of
-    one epoch and of the E complete epochs, and the numbers of paper B's max test."""
+    one epoch and of the E complete epochs, and the numbers of the max test of Ertan & van Dijk
+    (2026) (docs/theory.md#shuffle-deterministic, docs/theory.md#shuffle-threshold)."""
     rounds, epochs, sigma = request.shuffle_rounds, request.shuffle_epochs, float(request.sigma)  # type: ignore[arg-type]
     mu = deterministic_mu(epochs, sigma)
     guarantee = _sampler(claim)(
@@ -319,9 +325,9 @@ def _once_per_epoch(request: BoundRequest, claim: Claim, kind: SamplerKind) -> C
                        thm41_delta_papers_model=thm41_candidate_delta(rounds, sigma) if thm41_regime(rounds, sigma)
                        else None)
         regime = (f"sigma={sigma:g} < 1/sqrt(2 ln M)={threshold:.4f}: one epoch's separation is at least "
-                  f"{kappa_closed_form(rounds):.4f} (paper B)" if sigma < threshold
+                  f"{kappa_closed_form(rounds):.4f} (Ertan & van Dijk 2026)" if sigma < threshold
                   else f"sigma={sigma:g} >= 1/sqrt(2 ln M)={threshold:.4f}")
-        notes.append(f"{regime}; kappa_sub={numbers['kappa_sub']:.4g} (paper B's max test, one epoch)")
+        notes.append(f"{regime}; kappa_sub={numbers['kappa_sub']:.4g} (the max test of Ertan & van Dijk 2026, one epoch)")
         notes.append(f"for the papers' model alone (other gradients 0): chi-square (0, delta) bound {chi2:.4g} over "
                      f"E={epochs} epochs (own)"
                      + (f", Thm 4.1 candidate delta={numbers['thm41_delta_papers_model']:.4g} per epoch (unverified)"

@@ -77,7 +77,7 @@ class ZeroDeltaProfile:
 
 @dataclass(frozen=True)
 class GdpProfile:
-    """mu-GDP: the curve G_mu, delta(eps) in closed form (DRS Cor. 2.13)."""
+    """mu-GDP: the curve G_mu, delta(eps) in closed form (Dong, Roth, Su 2022, Cor. 2.13)."""
 
     mu: float
 

@@ -1,10 +1,11 @@
-"""The bound report of one request: claimed, witness, guarantee and the verdict (math-spec §7).
+"""The bound report of one request: claimed, witness, guarantee and the verdict
+(docs/theory.md#verdicts).
 
 ``build_report`` is cached per distinct request (the request is the key), so a scan with many
 findings of one training setup computes the numbers once. The JSON shape is the contract of
-``dpcheck bound --format json`` and of ``finding.bound``:
+``dpcheck bound --format json`` and of ``finding.bound`` (README.md, "JSON output"):
 ``{"mechanism", "inputs", "claimed", "witness" | null, "guarantee" | null, "verdict", "notes"}``,
-each bound as ``BoundCurve.to_json`` at the requested alphas, extended (issue 14) with
+each bound as ``BoundCurve.to_json`` at the requested alphas, extended with
 ``adjacency`` (the neighbouring relation the three bounds are compared under), ``crossing``
 (for a violation: the alpha where the witness crosses the claim and both betas, else null),
 ``computation`` (how each bound was computed: closed form, RDP or PLD with its cost), and for a
@@ -213,7 +214,7 @@ def crossing(witness: Bound, claimed: Bound, claim: Claim) -> Crossing | None:
     """Where the witness crosses the claim (None when it does not): the sampled alpha where
     its curve is furthest below the claimed curve, else, when only its delta at the claimed eps
     exceeds the claimed delta, the alpha on a dense grid where it is furthest below the claimed
-    (eps, delta) line (it must dip below that line somewhere: DRS Prop. 2.12)."""
+    (eps, delta) line (it must dip below that line somewhere: Dong, Roth, Su 2022, Prop. 2.12)."""
     w, c = witness.curve, claimed.curve
     gap = c.curve_beta - w.curve_beta
     best = int(np.argmax(gap))

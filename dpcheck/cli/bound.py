@@ -1,5 +1,5 @@
 """``dpcheck bound MECHANISM``: the claimed, witness and guarantee bounds and the verdict for one
-parameter set (issue 3 item 6)."""
+parameter set (README.md, "Commands"; docs/theory.md#verdicts)."""
 
 from __future__ import annotations
 

@@ -2,7 +2,8 @@
 
 JSON always carries every row's evidence (path:line at that tag); Markdown and text show it
 with ``evidence=True``; CSV adds an ``evidence`` column then. With groups, each line is a range
-of consecutive tags with equal rows (the paper's Appendix A layout).
+of consecutive tags with equal rows (the layout of Wang, Cui, Cui, Yuan 2026, Table 2 and
+Appendix A).
 """
 
 from __future__ import annotations

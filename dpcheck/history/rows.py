@@ -57,7 +57,7 @@ class HistoryRow:
 
 @dataclass(frozen=True)
 class Group:
-    """Consecutive rows with equal cells (a range of the paper's table)."""
+    """Consecutive rows with equal cells (a range of Table 2 of Wang, Cui, Cui, Yuan 2026)."""
 
     rows: tuple[HistoryRow, ...]
 

@@ -1,4 +1,4 @@
-"""Gradient accumulation: several loader batches per noisy step (PATTERNS 14).
+"""Gradient accumulation: several loader batches per noisy step.
 
 The logical batch, not the physical one, sets the divisor, q and the step count. A training loop
 accumulates when the step runs only on every k-th batch; k is read from the ``if`` test that

@@ -53,7 +53,7 @@ MAX_SCOPES = 400
 
 
 def mechanism(norm: str, sampling: str, by_loader: bool = False) -> str:
-    """The update rule from the divisor kind and the sampling (vocabulary of DESIGN.md).
+    """The update rule from the divisor kind and the sampling (docs/theory.md#update-rules).
     ``by_loader``: the divisor is data-dependent only if the batches are sampled (Opacus
     dividing by floor(N/len(loader)) of a loader it may have kept), so unknown sampling leaves
     the update rule unknown."""

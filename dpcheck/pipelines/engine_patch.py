@@ -1,6 +1,6 @@
 """Methods a DP engine installs on the optimizer at run time, and what they call.
 
-Some engines outside Opacus (private-transformers, REAL_REPOS A.6) do not wrap the optimizer:
+Some engines outside Opacus (private-transformers, bench/REAL_REPOS.md) do not wrap the optimizer:
 ``engine.attach(optimizer)`` replaces its methods in place,
 
     def dp_step(_self, **kwargs):

@@ -1,4 +1,4 @@
-"""Batches and arguments of a Hugging Face ``Trainer`` (PATTERNS 3).
+"""Batches and arguments of a Hugging Face ``Trainer``: shuffled fixed-size batches.
 
 Two forms of sampler are read, both fixed-size batches (shuffle-like for DP102):
 

@@ -449,7 +449,7 @@ class SamplingAnalyzer:
     def _buffer_evidence(self, ctx: Ctx, node: IR, stmt: dict[str, Any] | None,
                          buffer: IR) -> Evidence:
         """The shuffle buffer of a tf.data ``.shuffle(buffer)``: a buffer smaller than the
-        dataset only shuffles locally (PATTERNS 3); never the dataset size."""
+        dataset only shuffles locally (docs/theory.md#shuffle-deterministic); never the dataset size."""
         size = Evaluator(self.index).value(buffer, ctx)
         shown = f"{size.value:g}" if size is not None else "unresolved"
         span = Span(ctx.path, *node[4]) if stmt is None else _span(ctx, node, stmt)

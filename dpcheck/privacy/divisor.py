@@ -1,11 +1,11 @@
-"""Does the normalising divisor depend on the dataset size? (math-spec §3.5, §5.3, §5.1)
+"""Does the normalising divisor depend on the dataset size? (docs/theory.md#divisor-dependence)
 
 EASGM divides the noisy sum by N q, FEASGM by floor(N q), and Opacus 1.x by
 ``int(N * (1 / len(data_loader)))`` where the loader length itself depends on N. A neighbouring
 dataset (N -> N +- 1) then sees another divisor, so the release scale changes with membership and
-the variance witness of §5.1 applies with s = d(N)/d(N+1). When the divisor is the same on both
-sides there is no normalisation leak *for this N*, and the nearest sizes where it would appear are
-reported as a robustness note.
+the variance witness (docs/theory.md#variance-witness) applies with s = d(N)/d(N+1). When the
+divisor is the same on both sides there is no normalisation leak *for this N*, and the nearest
+sizes where it would appear are reported as a robustness note.
 
 Each divisor is evaluated twice: with exact rationals (``fractions.Fraction``) and with the code's
 own float expression, because float rounding can move a floor (e.g. ``int(100 * 0.29) == 28``).
@@ -24,7 +24,28 @@ from dpcheck.errors import ParameterError
 
 
 def loader_length(n_records: int, batch_size: int, drop_last: bool = False) -> int:
-    """len(DataLoader) for N records in batches of b: ceil(N/b), or floor(N/b) with drop_last."""
+    """len(DataLoader) for N records in batches of b: ceil(N/b), or floor(N/b) with ``drop_last``.
+
+    Parameters
+    ----------
+    n_records : int
+        Dataset size N.
+    batch_size : int
+        Batch size b, >= 1.
+    drop_last : bool, default False
+        Whether the last partial batch is dropped.
+
+    Returns
+    -------
+    int
+        The number of batches per epoch (docs/theory.md#shuffle-rounds).
+
+    Examples
+    --------
+    >>> from dpcheck.privacy.divisor import loader_length
+    >>> loader_length(50_000, 256), loader_length(50_000, 256, drop_last=True)
+    (196, 195)
+    """
     return n_records // batch_size if drop_last else -(-n_records // batch_size)
 
 
@@ -114,24 +135,115 @@ def _require_batch(batch_size: int) -> int:
 
 
 def easgm_rule(q: float | Fraction | str) -> DivisorRule:
-    """EASGM with a constant rate: d(N) = N q."""
+    """EASGM with a constant rate: d(N) = N q (docs/theory.md#divisor-dependence).
+
+    Parameters
+    ----------
+    q : float or Fraction or str
+        The sampling rate as written in the code, in (0, 1]; a float is read back through its
+        shortest repr, so ``0.29`` means 29/100 exactly while the code still computes with the
+        binary float.
+
+    Returns
+    -------
+    DivisorRule
+        The rule, for ``check_divisor``.
+
+    Raises
+    ------
+    ParameterError
+        If q is not a number in (0, 1].
+
+    Examples
+    --------
+    >>> from dpcheck.privacy.divisor import check_divisor, easgm_rule
+    >>> check = check_divisor(easgm_rule(0.01), 60_000)
+    >>> check.code, check.changes
+    ((599.99, 600.0, 600.01), True)
+    >>> f"{check.one_minus_s_add:.6g}"  # 1 - d(N)/d(N+1) = 1/(N+1)
+    '1.66664e-05'
+    """
     exact, literal = _rate_from_literal(q)
     return DivisorRule(Divisor.EXPECTED, Rate.FIXED, q=exact, q_literal=literal)
 
 
 def feasgm_rule(q: float | Fraction | str) -> DivisorRule:
-    """FEASGM with a constant rate: d(N) = floor(N q)."""
+    """FEASGM with a constant rate: d(N) = floor(N q) (docs/theory.md#divisor-dependence).
+
+    Parameters
+    ----------
+    q : float or Fraction or str
+        The sampling rate as written in the code, in (0, 1] (see ``easgm_rule``).
+
+    Returns
+    -------
+    DivisorRule
+        The rule, for ``check_divisor``.
+
+    Raises
+    ------
+    ParameterError
+        If q is not a number in (0, 1].
+
+    Examples
+    --------
+    Float rounding moves the floor: ``int(100 * 0.29)`` is 28, although 100 * 29/100 = 29.
+
+    >>> from dpcheck.privacy.divisor import check_divisor, feasgm_rule
+    >>> check = check_divisor(feasgm_rule(0.29), 100)
+    >>> check.code, [int(d) for d in check.exact], check.float_differs
+    ((28.0, 28.0, 29.0), [28, 29, 29], True)
+    """
     exact, literal = _rate_from_literal(q)
     return DivisorRule(Divisor.FLOOR, Rate.FIXED, q=exact, q_literal=literal)
 
 
 def batch_over_n_rule(batch_size: int, divisor: Divisor) -> DivisorRule:
-    """q = b/N, so N q = b: no dependence on N except through float rounding."""
+    """q = b/N, so N q = b: the divisor depends on N only through float rounding.
+
+    Parameters
+    ----------
+    batch_size : int
+        Batch size b, >= 1.
+    divisor : Divisor
+        ``Divisor.EXPECTED`` (N q) or ``Divisor.FLOOR`` (int(N q)).
+
+    Returns
+    -------
+    DivisorRule
+        The rule, for ``check_divisor`` (docs/theory.md#divisor-dependence).
+
+    Examples
+    --------
+    >>> from dpcheck.privacy.divisor import Divisor, batch_over_n_rule, check_divisor
+    >>> check = check_divisor(batch_over_n_rule(256, Divisor.EXPECTED), 60_000)
+    >>> check.code, check.changes
+    ((256.0, 256.0, 256.0), False)
+    """
     return DivisorRule(divisor, Rate.BATCH_OVER_N, batch_size=_require_batch(batch_size))
 
 
 def opacus_rule(batch_size: int, drop_last: bool = False) -> DivisorRule:
-    """Opacus 1.x: d(N) = int(N * (1 / len(data_loader)))."""
+    """Opacus 1.x: d(N) = int(N * (1 / len(data_loader))), the loader's length depending on N.
+
+    Parameters
+    ----------
+    batch_size : int
+        The loader's batch size b, >= 1.
+    drop_last : bool, default False
+        Whether the loader drops its last partial batch (len = floor(N/b) instead of ceil(N/b)).
+
+    Returns
+    -------
+    DivisorRule
+        The rule, for ``check_divisor`` (docs/theory.md#divisor-dependence).
+
+    Examples
+    --------
+    >>> from dpcheck.privacy.divisor import check_divisor, opacus_rule
+    >>> check_divisor(opacus_rule(256), 50_000).code  # CIFAR-10: the same at N-1, N, N+1
+    (255.0, 255.0, 255.0)
+    """
     return DivisorRule(
         Divisor.FLOOR, Rate.LOADER, batch_size=_require_batch(batch_size), drop_last=drop_last
     )
@@ -215,8 +327,44 @@ def _smallest_size(rule: DivisorRule) -> int:
 
 
 def check_divisor(rule: DivisorRule, n: int, radius: int = 10_000, keep: int = 2) -> DivisorCheck:
-    """Evaluate the rule at n-1, n, n+1 and find up to ``keep`` nearest sizes on each side (within
-    ``radius``) where the code's divisor would change."""
+    """The divisor at N - 1, N and N + 1, exactly and as the code computes it, and where it changes.
+
+    A neighbouring dataset sees another divisor exactly when d changes next to N; then the release
+    scale leaks membership and s = d(N)/d(N + 1) feeds the variance witness. When d is the same at
+    all three sizes there is no normalization leak at this N, and up to ``keep`` sizes on each side
+    (within ``radius``) where the code's divisor would change are reported
+    (docs/theory.md#divisor-dependence).
+
+    Parameters
+    ----------
+    rule : DivisorRule
+        The divisor as the code computes it (``easgm_rule``, ``feasgm_rule``,
+        ``batch_over_n_rule``, ``opacus_rule``).
+    n : int
+        Dataset size N, >= 2.
+    radius : int, default 10000
+        How far from N to look for sizes where the divisor changes.
+    keep : int, default 2
+        How many such sizes to keep on each side.
+
+    Returns
+    -------
+    DivisorCheck
+        d(N - 1), d(N), d(N + 1) exactly and as the code's floats, the ratios s, the nearest
+        changes, and notes in words.
+
+    Raises
+    ------
+    ParameterError
+        If N is not an integer >= 2, the batch size exceeds N, or the divisor is 0 near N.
+
+    Examples
+    --------
+    >>> from dpcheck.privacy.divisor import check_divisor, opacus_rule
+    >>> check = check_divisor(opacus_rule(256), 50_000)
+    >>> check.changes, check.nearest_changes
+    (False, (49980, 49981, 50176, 50177))
+    """
     if isinstance(n, bool) or int(n) != n or n < 2:
         raise ParameterError(f"dataset size N must be an integer >= 2, got {n!r}")
     n = int(n)

@@ -1,5 +1,5 @@
 """Batches that hold the changed example once per epoch: shuffled, sequential, locally shuffled
-or randomly allocated (math-spec §6.5).
+or randomly allocated (docs/theory.md#shuffle-deterministic).
 
 Adjacency is **zero-out**: D' is D with one example replaced by one whose clipped gradient is 0,
 so N is the same on both sides. For the Poisson subsampled Gaussian this relation gives the same
@@ -13,20 +13,21 @@ TF-Privacy and dp_accounting are compared like with like.
   exact for fixed batches; a last partial batch changes nothing). A shuffled, locally shuffled or
   randomly allocated run is a mixture of fixed-batch runs with the same weights under D and D',
   and the hockey-stick divergence is jointly convex, so the same mu holds for it.
-* **Witness** (the max-statistic pair): the adversary who knows every other gradient subtracts
-  their sums and divides by sigma C; of the M per-batch statistics one, at a position it does not
-  know, is shifted by ``high``/sigma under D and ``low``/sigma under D'. With every other
-  gradient equal to -C e1 and fixed batch sizes, (low, high) = (1, 2) (the pair of Chua et al.,
-  ICML 2024 and NeurIPS 2024); with every other gradient 0, (0, 1) (the model of Ertan & van
-  Dijk, math-spec §6.1), which also holds for batches of random size. The largest statistic Y
-  has the CDF (1 - p) Phi(y - s/sigma) Phi(y)^(M-1) + p Phi(y)^M, p being the chance that the
-  example is in no batch (``drop_last``). Y is cut into slices: the pair of slice probabilities
-  is a post-processing of the mechanism's output, so its trade-off curve lies above the
-  mechanism's, and an optimistic PLD of it (a dominated pair) keeps that side. Epochs with
-  independent shuffles are independent repetitions, so the E-fold composition is the E-epoch
-  witness. A persistent order, a sequential order or a local shuffle buffer is at least as leaky:
-  relabelling the batch positions of every epoch by an independent uniform permutation (a
-  post-processing) turns each of them into independent uniform positions.
+* **Witness** (the max-statistic pair, docs/theory.md#shuffle-max-statistic): the adversary who
+  knows every other gradient subtracts their sums and divides by sigma C; of the M per-batch
+  statistics one, at a position it does not know, is shifted by ``high``/sigma under D and
+  ``low``/sigma under D'. With every other gradient equal to -C e1 and fixed batch sizes, (low,
+  high) = (1, 2) (the pair of Chua et al., ICML 2024 and NeurIPS 2024); with every other gradient
+  0, (0, 1) (the model of Ertan & van Dijk 2026, docs/theory.md#shuffle-rounds), which also holds
+  for batches of random size. The largest statistic Y has the CDF (1 - p) Phi(y - s/sigma)
+  Phi(y)^(M-1) + p Phi(y)^M, p being the chance that the example is in no batch (``drop_last``). Y
+  is cut into slices: the pair of slice probabilities is a post-processing of the mechanism's
+  output, so its trade-off curve lies above the mechanism's, and an optimistic PLD of it (a
+  dominated pair) keeps that side. Epochs with independent shuffles are independent repetitions, so
+  the E-fold composition is the E-epoch witness. A persistent order, a sequential order or a local
+  shuffle buffer is at least as leaky: relabelling the batch positions of every epoch by an
+  independent uniform permutation (a post-processing) turns each of them into independent uniform
+  positions.
 """
 
 from __future__ import annotations
@@ -66,8 +67,32 @@ _SPREAD_STEPS: float = 32.0
 
 
 def deterministic_mu(epochs: int, sigma: float) -> float:
-    """sqrt(E)/sigma: the GDP parameter of E epochs of fixed batches (and, by joint convexity, of
-    shuffled, locally shuffled or randomly allocated ones) under the zero-out relation."""
+    """sqrt(E)/sigma: the GDP parameter of E epochs of batches holding each example once an epoch.
+
+    Exact for batches fixed in advance, and by joint convexity a guarantee for shuffled, locally
+    shuffled or randomly allocated ones, under the zero-out relation
+    (docs/theory.md#shuffle-deterministic).
+
+    Parameters
+    ----------
+    epochs : int
+        Epochs E, >= 1.
+    sigma : float
+        Noise multiplier, >= 1e-3.
+
+    Returns
+    -------
+    float
+        mu = sqrt(E)/sigma.
+
+    Examples
+    --------
+    >>> from dpcheck.privacy.fixed_batches import deterministic_mu
+    >>> from dpcheck.privacy.gdp import gdp_epsilon
+    >>> mu = deterministic_mu(10, 1.0)
+    >>> round(mu, 4), round(gdp_epsilon(1e-5, mu), 2)
+    (3.1623, 17.86)
+    """
     return math.sqrt(require_steps("epochs", epochs)) / require_sigma("sigma", sigma)
 
 
@@ -227,11 +252,42 @@ class EpochWitness:
 def max_statistic_witnesses(
     pair: MaxStatisticPair, epochs: int, interval: float | None = None
 ) -> tuple[EpochWitness, EpochWitness]:
-    """One epoch and E epochs of the sliced max-statistic pair as optimistic PLDs in both
-    directions, on one grid: valid witnesses (their delta never exceeds the mechanism's, their
-    curves never lie below). The grid step is ``epoch_interval(E, ...)`` unless given, coarsened
-    so that one epoch needs at most EPOCH_POINTS points; the work does not grow with E beyond
-    the 2 log2 E products of the composition."""
+    """One epoch and E epochs of the sliced max-statistic pair: optimistic PLDs, both directions.
+
+    Valid witnesses: their delta never exceeds the mechanism's and their curves never lie below it
+    (docs/theory.md#shuffle-max-statistic). Both come from one grid; the work does not grow with E
+    beyond the 2 log2 E products of the composition.
+
+    Parameters
+    ----------
+    pair : MaxStatisticPair
+        M, sigma, the shifts (low, high) and the chance the example misses an epoch.
+    epochs : int
+        Epochs E, >= 1.
+    interval : float, optional
+        Grid step of the loss; by default ``epoch_interval(E, ...)``, coarsened so that one epoch
+        needs at most EPOCH_POINTS points.
+
+    Returns
+    -------
+    tuple of EpochWitness
+        (one epoch, E epochs); the same object twice when E = 1.
+
+    Examples
+    --------
+    At sigma = 0.35 shuffling buys nothing: two epochs of the witness meet the deterministic-batch
+    guarantee sqrt(2)/sigma-GDP.
+
+    >>> from dpcheck.privacy.fixed_batches import (
+    ...     FIXED_SIZE_SHIFTS, MaxStatisticPair, deterministic_mu, max_statistic_witnesses)
+    >>> from dpcheck.privacy.gdp import gdp_epsilon
+    >>> pair = MaxStatisticPair(1000, 0.35, *FIXED_SIZE_SHIFTS)
+    >>> one, two = max_statistic_witnesses(pair, 2)
+    >>> round(one.pld.epsilon(1e-5), 3), round(two.pld.epsilon(1e-5), 3)
+    (15.658, 24.716)
+    >>> round(gdp_epsilon(1e-5, deterministic_mu(2, 0.35)), 3)
+    24.716
+    """
     e = require_steps("epochs", epochs)
     first = 1e-3 if interval is None else require_positive("interval", interval)
     p, q, loss = pair.atoms(first)

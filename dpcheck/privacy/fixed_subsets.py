@@ -1,5 +1,6 @@
 """Fixed-size subsets drawn without replacement, independently at every step (B of N indices,
-``np.random.choice(N, B, replace=False)``, ``torch.randperm(N)[:B]`` inside the step loop).
+``np.random.choice(N, B, replace=False)``, ``torch.randperm(N)[:B]`` inside the step loop;
+docs/theory.md#fixed-subsets).
 
 Guarantee (standard): the Renyi DP of the subsampled Gaussian without replacement under the
 **replace-one** relation, Wang, Balle & Kasiviswanathan, "Subsampled Renyi Differential Privacy
@@ -50,8 +51,38 @@ def _log_a(gamma: float, s: float, order: int) -> float:
 def wor_rdp(
     q: float, sigma: float, steps: int, orders: Sequence[int] = WOR_ORDERS
 ) -> tuple[FloatArray, FloatArray]:
-    """(orders, RDP of ``steps`` steps) of the Gaussian of noise multiplier ``sigma`` on a
-    uniformly random subset of a fixed size, q = B/N, under the replace-one relation."""
+    """(orders, RDP of T steps) of the Gaussian on a fixed-size subset drawn afresh at every step.
+
+    Theorem 9 of Wang, Balle & Kasiviswanathan (2019) under the replace-one relation, with q = B/N
+    and the replace-one sensitivity 2C (docs/theory.md#fixed-subsets); T steps add their RDP.
+
+    Parameters
+    ----------
+    q : float
+        Subset fraction B/N in (0, 1].
+    sigma : float
+        Noise multiplier, >= 1e-3.
+    steps : int
+        Number of steps T, >= 1.
+    orders : sequence of int, default WOR_ORDERS
+        Integer RDP orders >= 2.
+
+    Returns
+    -------
+    tuple of ndarray
+        (orders, RDP values), to convert with ``dpcheck.privacy.rdp.rdp_to_epsilon``.
+
+    Examples
+    --------
+    >>> from dpcheck.privacy.fixed_subsets import wor_rdp
+    >>> from dpcheck.privacy.rdp import rdp_to_epsilon
+    >>> orders, rdp = wor_rdp(0.01, 2.0, 1000)
+    >>> rdp[:2].round(4).tolist()
+    [0.5435, 0.8349]
+    >>> eps, order = rdp_to_epsilon(orders, rdp, 1e-5)
+    >>> round(eps, 4), order
+    (3.5761, 6.0)
+    """
     gamma = require_probability("q", q)
     s = require_sigma("sigma", sigma) / REPLACE_ONE_SENSITIVITY
     t = require_steps("steps", steps)

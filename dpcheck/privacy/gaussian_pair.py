@@ -1,12 +1,15 @@
-"""The exact pair T(N(0, I_n), N(mu e1, s^2 I_n)) (math-spec §4, own result) as a LossPair.
+"""The exact pair T(N(0, I_n), N(mu e1, s^2 I_n)) (docs/theory.md#scaled-gaussian-pair, own
+result) as a LossPair.
 
-Every component of the normalized-mechanism analyses (§3.2) is such a pair: a mean shift along one
+Every component of the normalized-mechanism analyses (docs/theory.md#worst-case-pair) is such a
+pair: a mean shift along one
 coordinate plus a variance ratio s on all n coordinates. Its privacy loss is a monotone function of
 a noncentral chi-square variable, so alpha/beta have closed forms through scipy's ``ncx2``. In the
 realistic regime (1 - s = 1/(N+1) with N ~ 1e5, n up to 1e7) ``ncx2`` returns NaN or loses
-accuracy, so the *split evaluator* of §4.4 takes over: the loss separates into a 1-D part in x_1
-(an interval event, closed form) plus an affine function of a central chi-square in the other n-1
-coordinates, integrated over that chi-square's quantiles. 1 - s is always carried exactly.
+accuracy, so the *split evaluator* (docs/theory.md#split-evaluator) takes over: the loss
+separates into a 1-D part in x_1 (an interval event, closed form) plus an affine function of a
+central chi-square in the other n-1 coordinates, integrated over that chi-square's quantiles. 1 - s
+is always carried exactly.
 
 Direction conventions follow ``protocols.LossPair``: the loss is l = log dQ/dP with
 P = N(0, I_n) and Q = N(mu e1, s^2 I_n); alpha(tau) = P(l >= tau), beta(tau) = Q(l < tau).
@@ -30,7 +33,8 @@ from dpcheck.privacy.gdp import GaussianShiftPair
 from dpcheck.privacy.pld import LossTails
 
 SPLIT_BELOW: float = 1e-6
-"""Below this 1 - s the ``ncx2`` route is not trusted (§4.4) and the split evaluator is used."""
+"""Below this 1 - s the ``ncx2`` route is not trusted (docs/theory.md#split-evaluator) and the
+split evaluator is used."""
 
 NCX2_MAX_NONCENTRALITY: float = 1e9
 """Above this noncentrality ``ncx2`` returns NaN or inaccurate values; use the split evaluator."""
@@ -56,10 +60,33 @@ it drops by a factor ~6), while the saddlepoint's relative error is O(1/dof)."""
 
 
 def chi2_logcdf(x: ArrayLike, dof: float) -> FloatArray:
-    """log P(chi2(dof) <= x), stable and continuous for dof up to 1e12 (see CHI2_SADDLEPOINT_DOF).
+    """log P(chi2(dof) <= x), stable and continuous for dof up to 1e12.
 
-    Lugannani-Rice for Gamma(k, 1), k = dof/2, y = x/2: w = -sqrt(2k(r - 1 - log r)) with
-    r = y/k, u = (y - k)/sqrt(k), and F = Phi(w) + phi(w)(1/w - 1/u) in the lower tail.
+    From this many degrees of freedom on (CHI2_SADDLEPOINT_DOF = 1e7), the lower tail (z < -4) comes
+    from the Lugannani-Rice saddlepoint formula for Gamma(k, 1), k = dof/2, y = x/2:
+    w = -sqrt(2k(r - 1 - log r)) with r = y/k, u = (y - k)/sqrt(k), and
+    F = Phi(w) + phi(w)(1/w - 1/u); scipy's own cdf jumps there (docs/theory.md#split-evaluator).
+
+    Parameters
+    ----------
+    x : array_like
+        Points, >= 0.
+    dof : float
+        Degrees of freedom, > 0.
+
+    Returns
+    -------
+    ndarray
+        log F(x), -inf at x <= 0.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpcheck.privacy.gaussian_pair import chi2_logcdf
+    >>> chi2_logcdf(np.array([1.0, 10.0]), 10.0).round(4).tolist()
+    [-8.6673, -0.5807]
+    >>> f"{chi2_logcdf(np.array([9e11]), 1e12)[0]:.6g}"  # deep in the lower tail
+    '-2.68026e+09'
     """
     xs = np.asarray(x, dtype=float)
     out = _chi2_logcdf_direct(xs, dof)
@@ -130,7 +157,29 @@ def solve_monotone(
 
 
 def chunked(tau: FloatArray, width: int, fn: Callable[[FloatArray], FloatArray]) -> FloatArray:
-    """fn applied to tau in chunks, bounding a (thresholds x ``width``) work matrix to ~2^20."""
+    """``fn`` applied to ``tau`` in chunks, bounding a (thresholds x ``width``) matrix to ~2^20.
+
+    Parameters
+    ----------
+    tau : ndarray
+        One-dimensional thresholds.
+    width : int
+        Columns of the work matrix ``fn`` builds per threshold (quadrature nodes, components).
+    fn : callable
+        Vectorised function of a chunk of ``tau``, returning one row (or value) per threshold.
+
+    Returns
+    -------
+    ndarray
+        The chunks' results, concatenated.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpcheck.privacy.gaussian_pair import chunked
+    >>> chunked(np.arange(5.0), 1, lambda t: 2 * t).tolist()
+    [0.0, 2.0, 4.0, 6.0, 8.0]
+    """
     size = max(1, (1 << 20) // max(width, 1))
     return np.concatenate([fn(tau[i : i + size]) for i in range(0, tau.size, size)] or [tau])
 
@@ -142,13 +191,38 @@ _NDTR_ZERO: float = 40.0
 def first_coordinate_probs(
     u: FloatArray, mu: ArrayLike, e: float
 ) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
-    """P(l1 >= u), P(l1 < u), Q(l1 >= u), Q(l1 < u) for the 1-D pair P = N(0,1), Q = N(mu, s^2)
-    with s = 1 - e in [0, 1).
+    """P(l1 >= u), P(l1 < u), Q(l1 >= u), Q(l1 < u) for P = N(0, 1), Q = N(mu, s^2), s = 1 - e.
 
-    l1(x) = x^2/2 - (x - mu)^2/(2 s^2) - log s is concave, so {l1 >= u} is an interval: the roots
-    of A x^2 - B x + C with A = a/2, B = mu/s^2, C = mu^2/(2 s^2) + log s + u, taken in the
-    stable pair x_hi = q/A, x_lo = C/q with q = (B + sqrt(D))/2. Each probability is summed from
-    tails directly, so none loses digits when small. ``mu`` broadcasts against ``u``.
+    The one-dimensional part of the split evaluator (docs/theory.md#split-evaluator). With
+    0 < s < 1, l1(x) = x^2/2 - (x - mu)^2/(2 s^2) - log s is concave, so {l1 >= u} is an interval:
+    the roots of A x^2 - B x + C with A = a/2, B = mu/s^2, C = mu^2/(2 s^2) + log s + u, taken in
+    the stable pair x_hi = q/A, x_lo = C/q with q = (B + sqrt(D))/2. Each probability is summed
+    from tails directly, so none loses digits when small. s = 1 is the Gaussian shift.
+
+    Parameters
+    ----------
+    u : ndarray
+        Loss thresholds.
+    mu : array_like
+        Mean shifts, broadcast against ``u``.
+    e : float
+        1 - s, in [0, 1), carried exactly.
+
+    Returns
+    -------
+    tuple of ndarray
+        The four tails, each shaped like the broadcast of ``u`` and ``mu``.
+
+    Examples
+    --------
+    With s = 1 this is N(0, 1) against N(1, 1), whose loss exceeds 0 when x >= 1/2:
+
+    >>> import numpy as np
+    >>> from dpcheck.privacy.gaussian_pair import first_coordinate_probs
+    >>> [p.round(4).tolist() for p in first_coordinate_probs(np.array([0.0]), 1.0, 0.0)]
+    [[0.3085], [0.6915], [0.6915], [0.3085]]
+    >>> [p.round(4).tolist() for p in first_coordinate_probs(np.array([0.0]), 1.0, 0.1)]
+    [[0.3327], [0.6673], [0.7359], [0.2641]]
     """
     m = np.asarray(mu, dtype=float)
     if e == 0.0:
@@ -183,9 +257,34 @@ def _shift_probs(u: FloatArray, mu: FloatArray) -> tuple[FloatArray, FloatArray,
 
 
 def mixed_probability(event: FloatArray, complement: FloatArray, weights: FloatArray) -> FloatArray:
-    """sum_i w_i P_i(event) for rows of per-component probabilities, from whichever of the event
-    and its complement is smaller: small values keep their digits and a sure event gives exactly
-    1 (a weighted sum of ones can miss 1 by an ulp, which would stall tail searches)."""
+    """sum_i w_i P_i(event) for rows of per-component probabilities, from the smaller side.
+
+    Taken from whichever of the event and its complement is smaller: small values keep their digits
+    and a sure event gives exactly 1 (a weighted sum of ones can miss 1 by an ulp, which would stall
+    tail searches).
+
+    Parameters
+    ----------
+    event : ndarray
+        Per-component probabilities of the event, one row per threshold.
+    complement : ndarray
+        The same for the complement.
+    weights : ndarray
+        Mixture weights, summing to 1.
+
+    Returns
+    -------
+    ndarray
+        The mixture's probability of the event per row, in [0, 1].
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpcheck.privacy.gaussian_pair import mixed_probability
+    >>> event, complement = np.array([[0.2, 0.6]]), np.array([[0.8, 0.4]])
+    >>> mixed_probability(event, complement, np.array([0.5, 0.5])).tolist()
+    [0.4]
+    """
     direct = event @ weights
     return np.clip(np.where(direct <= 0.5, direct, 1.0 - complement @ weights), 0.0, 1.0)
 
@@ -193,9 +292,9 @@ def mixed_probability(event: FloatArray, complement: FloatArray, weights: FloatA
 class _ContractedPair:
     """T(N(0, I_n), N(mu e1, s^2 I_n)) with mu >= 0 and 0 < s < 1, where e = 1 - s exactly.
 
-    Completing the square (§4.1): l = -(a/2) R + K with R = ||x - c e1||^2, a = 1/s^2 - 1,
-    c = mu/(1 - s^2) and K = mu^2/(2(1 - s^2)) - n log s; R ~ ncx2(n, lam0) under P and
-    R/s^2 ~ ncx2(n, lam1) under Q.
+    Completing the square (docs/theory.md#scaled-pair-derivation): l = -(a/2) R + K with
+    R = ||x - c e1||^2, a = 1/s^2 - 1, c = mu/(1 - s^2) and K = mu^2/(2(1 - s^2)) - n log s; R ~
+    ncx2(n, lam0) under P and R/s^2 ~ ncx2(n, lam1) under Q.
     """
 
     def __init__(self, n: int, mu: float, e: float) -> None:
@@ -367,7 +466,8 @@ class ScaledGaussianPair:
 
     @property
     def uses_split_evaluator(self) -> bool:
-        """Whether alpha/beta come from the split evaluator (§4.4) rather than ncx2/chi2."""
+        """Whether alpha/beta come from the split evaluator (docs/theory.md#split-evaluator)
+        rather than ncx2/chi2."""
         return isinstance(self._core, _ContractedPair) and self._core.split
 
     def alpha(self, tau: ArrayLike) -> FloatArray:

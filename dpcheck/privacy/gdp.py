@@ -1,5 +1,5 @@
-"""Gaussian differential privacy (math-spec §2.1, §2.3; DRS 2022) and the two elementary
-neighbouring pairs: the Gaussian shift N(0,1) vs N(mu,1) and the trivial pair P = Q.
+"""Gaussian differential privacy (docs/theory.md#gaussian-dp; Dong, Roth, Su 2022) and the two
+elementary neighbouring pairs: the Gaussian shift N(0,1) vs N(mu,1) and the trivial pair P = Q.
 
 All functions are vectorised over alpha / eps and stay finite at the extremes (alpha = 0, 1 or
 1e-300, eps up to 50, mu up to 1e3): quantiles use ``norm.isf``, never ``ppf(1 - alpha)``, and
@@ -33,7 +33,37 @@ def _require_mu(mu: float) -> float:
 
 
 def gaussian_tradeoff(alpha: ArrayLike, mu: float) -> FloatArray | float:
-    """G_mu(alpha) = Phi(Phi^-1(1 - alpha) - mu): the trade-off of N(0,1) vs N(mu,1)."""
+    """G_mu(alpha) = Phi(Phi^-1(1 - alpha) - mu): the trade-off of N(0, 1) against N(mu, 1).
+
+    The trade-off function of Gaussian differential privacy (docs/theory.md#gaussian-dp): the
+    smallest type-II error of any level-alpha test between the two Gaussians. The quantile is taken
+    as ``norm.isf(alpha)``, never ``ppf(1 - alpha)``, so alpha down to 1e-300 stays accurate.
+
+    Parameters
+    ----------
+    alpha : array_like
+        Type-I error levels in [0, 1].
+    mu : float
+        The GDP parameter, finite and >= 0; mu = 0 gives 1 - alpha (perfect privacy).
+
+    Returns
+    -------
+    float or ndarray
+        G_mu(alpha): a float for a scalar ``alpha``, else an array of its shape.
+
+    Raises
+    ------
+    ParameterError
+        If an alpha lies outside [0, 1], or mu is negative or not finite.
+
+    Examples
+    --------
+    >>> from dpcheck.privacy.gdp import gaussian_tradeoff
+    >>> round(gaussian_tradeoff(0.05, 1.0), 6)
+    0.740489
+    >>> gaussian_tradeoff([0.0, 1.0], 1.0).tolist()
+    [1.0, 0.0]
+    """
     a = require_alpha(alpha)
     return scalar_or_array(ndtr(norm.isf(a) - _require_mu(mu)), alpha)
 
@@ -42,7 +72,27 @@ def gdp_log_delta(eps: ArrayLike, mu: float) -> FloatArray | float:
     """log delta_mu(eps), with delta_mu(eps) = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2).
 
     Valid for every real eps. Written as log Phi(a) + log(1 - e^(eps + log Phi(b) - log Phi(a)))
-    because the direct difference cancels catastrophically for eps >~ 8."""
+    with a = -eps/mu + mu/2, b = -eps/mu - mu/2, because the direct difference cancels
+    catastrophically for eps >~ 8 (docs/theory.md#gaussian-dp).
+
+    Parameters
+    ----------
+    eps : array_like
+        Privacy-loss levels, any real numbers.
+    mu : float
+        The GDP parameter, finite and >= 0.
+
+    Returns
+    -------
+    float or ndarray
+        log delta_mu(eps) (-inf where delta is 0), shaped like ``eps``.
+
+    Examples
+    --------
+    >>> from dpcheck.privacy.gdp import gdp_log_delta
+    >>> round(gdp_log_delta(50.0, 1.0), 3)  # delta itself underflows to 0.0
+    -1233.869
+    """
     e = as_array(eps)
     m = _require_mu(mu)
     if m == 0.0:
@@ -56,12 +106,65 @@ def gdp_log_delta(eps: ArrayLike, mu: float) -> FloatArray | float:
 
 
 def gdp_delta(eps: ArrayLike, mu: float) -> FloatArray | float:
-    """delta(eps) of mu-GDP (DRS Cor. 2.13), stable in log space (math-spec §2.3)."""
+    """delta(eps) of mu-GDP, the privacy profile of N(0, 1) against N(mu, 1).
+
+    delta_mu(eps) = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2) (Dong, Roth, Su 2022,
+    Cor. 2.13), formed in log space by ``gdp_log_delta`` (docs/theory.md#gaussian-dp).
+
+    Parameters
+    ----------
+    eps : array_like
+        Privacy-loss levels, any real numbers.
+    mu : float
+        The GDP parameter, finite and >= 0.
+
+    Returns
+    -------
+    float or ndarray
+        delta_mu(eps) in [0, 1], shaped like ``eps``.
+
+    Examples
+    --------
+    >>> from dpcheck.privacy.gdp import gdp_delta
+    >>> round(gdp_delta(1.0, 1.0), 10)
+    0.1269367375
+    >>> [f"{d:.4g}" for d in gdp_delta([0.0, 5.0], 1.0)]
+    ['0.3829', '5.794e-07']
+    """
     return scalar_or_array(np.exp(as_array(gdp_log_delta(eps, mu))), eps)
 
 
 def gdp_epsilon(delta: ArrayLike, mu: float) -> FloatArray | float:
-    """The smallest eps >= 0 with delta_mu(eps) <= delta (brentq on log delta)."""
+    """The smallest eps >= 0 with delta_mu(eps) <= delta: the inverse of ``gdp_delta``.
+
+    Found by root finding on log delta (docs/theory.md#gaussian-dp), so tiny deltas keep their
+    digits.
+
+    Parameters
+    ----------
+    delta : array_like
+        Target deltas in (0, 1).
+    mu : float
+        The GDP parameter, finite and >= 0.
+
+    Returns
+    -------
+    float or ndarray
+        eps(delta), shaped like ``delta``.
+
+    Raises
+    ------
+    ParameterError
+        If a delta lies outside (0, 1), or mu is negative or not finite.
+
+    Examples
+    --------
+    >>> from dpcheck.privacy.gdp import gdp_epsilon
+    >>> round(gdp_epsilon(1e-5, 1.0), 6)
+    4.377178
+    >>> round(gdp_epsilon(1e-5, 10 ** 0.5), 4)  # sqrt(E)/sigma-GDP, E = 10 epochs, sigma = 1
+    17.8566
+    """
     m = _require_mu(mu)
     targets = as_array(delta).reshape(-1)
     out = np.array([_gdp_epsilon_one(require_delta("delta", d), m) for d in targets])

@@ -1,8 +1,8 @@
 """Provenance labels and the labelled-result type every bound of dpcheck is reported as.
 
-math-spec §0: every number carries where it comes from (``Label``) and what it means for the
-claim (``Kind``); a bound outside its validity regime keeps ``valid=False`` and says why in its
-notes, so no renderer can print it as if it held."""
+docs/theory.md#labels: every number carries where it comes from (``Label``) and what it means
+for the claim (``Kind``); a bound outside its validity regime keeps ``valid=False`` and says why in
+its notes, so no renderer can print it as if it held."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from dpcheck.privacy._numerics import FloatArray, as_array
 
 
 class Label(str, Enum):
-    """Provenance of a formula (math-spec §0)."""
+    """Provenance of a formula (docs/theory.md#labels)."""
 
     STANDARD = "standard"
     PAPER = "paper"

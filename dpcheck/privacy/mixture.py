@@ -1,4 +1,4 @@
-"""Mixtures with a revealed index (math-spec §2.8).
+"""Mixtures with a revealed index (docs/theory.md#revealed-index-mixtures).
 
 If M(D) = sum_i w_i P_i and M(D') = sum_i w_i Q_i and the adversary is told i, the trade-off
 can only drop, so the index-revealed curve is a valid lower bound on T(M(D), M(D')). Its loss is

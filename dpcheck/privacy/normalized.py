@@ -1,13 +1,17 @@
-"""Per-pair analysis of normalized DP-SGD: EASGM, FEASGM, ASGM (math-spec §3.2-§3.5, §5.2).
+"""Per-pair analysis of normalized DP-SGD: EASGM, FEASGM, ASGM
+(docs/theory.md#normalized-mechanisms; Wang, Cui, Cui, Yuan 2026, "Rethinking the Security of
+DP-SGD").
 
-The worst-case pair of §3.2 (every record's clipped gradient C e1, the target's -C e1) turns each
-round into an index-revealed mixture over k = |B ∩ D| ~ Bin(N, q) and j (target sampled or not)
-of components T(N(0, I_n), N(mu e1, s^2 I_n)) (``ScaledGaussianPair``): with s = d(N)/d(N+1),
-mu = k(1-s)/sigma when the target is not sampled and (k(1-s) + s)/sigma when it is.
+The worst-case pair (docs/theory.md#worst-case-pair: every record's clipped gradient C e1, the
+target's -C e1) turns each round into an index-revealed mixture over k = |B ∩ D| ~ Bin(N, q) and j
+(target sampled or not) of components T(N(0, I_n), N(mu e1, s^2 I_n)) (``ScaledGaussianPair``):
+with s = d(N)/d(N+1), mu = k(1-s)/sigma when the target is not sampled and (k(1-s) + s)/sigma when
+it is.
 
 * ``normalized_mixture`` / ``easgm_mixture`` / ``feasgm_mixture`` / ``asgm_mixture`` build the
-  one-round mixtures (label *reconstructed*: the papers' theorem texts were not recovered, and
-  revealing (k, j) makes this a per-pair lower bound, not a certificate for the mechanism).
+  one-round mixtures (docs/theory.md#per-pair-guarantee; label *reconstructed*: the papers' theorem
+  texts were not recovered, and revealing (k, j) makes this a per-pair lower bound, not a
+  certificate for the mechanism).
   Revealing j (target sampled or not) forfeits amplification by subsampling, so over many
   rounds the guarantee is far looser than the claim even where n adds little: at N = 60000,
   q = 256/60000, sigma = 1.1, T = 3500 the revealed-index SGM part alone has eps(1e-5) = 25.43
@@ -26,7 +30,8 @@ mu = k(1-s)/sigma when the target is not sampled and (k(1-s) + s)/sigma when it 
   In the other direction A is replaced by its complement and the sign by -e^eps, and
   int_R (x - mu) q_mu = 0, so it is >= 0 too. A larger shift is thus less private for every eps
   in both directions, and the merged mixtures dominate / are dominated by the exact one.
-* The ASGM witness (§5.2, label *own*): at least as leaky as SGM at sigma/2 (batch size observed).
+* The ASGM witness (docs/theory.md#asgm, label *own*): at least as leaky as SGM at sigma/2
+  (batch size observed).
 """
 
 from __future__ import annotations
@@ -68,7 +73,7 @@ from dpcheck.privacy.protocols import LossPair
 from dpcheck.privacy.sgm import poisson_sgm_pld_bracket
 
 BINOMIAL_SDS: float = 10.0
-"""Keep k within N q +- this many standard deviations (§3.3) ..."""
+"""Keep k within N q +- this many standard deviations (docs/theory.md#per-pair-guarantee) ..."""
 
 BINOMIAL_TAIL: float = 1e-18
 """... widened to the binomial quantiles at this tail mass, so the dropped mass stays negligible
@@ -148,9 +153,37 @@ def _batch_range(n_records: int, q: float) -> tuple[FloatArray, FloatArray, floa
 def normalized_components(
     n_records: int, q: float, sigma: float, one_minus_s: float
 ) -> Components:
-    """The index (k, j) for |D| = N, divisor ratio s = 1 - ``one_minus_s`` (§3.2).
+    """The (k, j) index of one round of the worst-case pair, for |D| = N and divisor ratio s.
 
-    w(k,1) = b(k)(1-q) with mu = k(1-s)/sigma; w(k,2) = b(k) q with mu = (k(1-s) + s)/sigma.
+    k = |B ∩ D| ~ Bin(N, q) is kept within N q +- 10 standard deviations (widened to the 1e-18
+    binomial quantiles); component (k, not sampled) has weight b(k)(1 - q) and shift
+    mu = k(1 - s)/sigma, component (k, sampled) weight b(k) q and mu = (k(1 - s) + s)/sigma
+    (docs/theory.md#worst-case-pair, docs/theory.md#per-pair-guarantee).
+
+    Parameters
+    ----------
+    n_records : int
+        Dataset size N, >= 1.
+    q : float
+        Poisson sampling rate in (0, 1].
+    sigma : float
+        Noise multiplier, > 0.
+    one_minus_s : float
+        1 - s, s = d(N)/d(N + 1), carried exactly (e.g. 1/(N + 1) for EASGM).
+
+    Returns
+    -------
+    Components
+        Weights, shifts, the shared 1 - s and the binomial mass dropped.
+
+    Examples
+    --------
+    >>> from dpcheck.privacy.normalized import normalized_components
+    >>> c = normalized_components(4, 0.5, 10.0, 1 / 5)  # EASGM, N = 4: 1 - s = 1/(N + 1)
+    >>> c.weights.size, c.dropped
+    (10, 0.0)
+    >>> c.mus.round(2).tolist()
+    [0.0, 0.02, 0.04, 0.06, 0.08, 0.08, 0.1, 0.12, 0.14, 0.16]
     """
     n_records, q, sigma, _ = _require_setting(n_records, q, sigma, 1)
     k, pmf, dropped = _batch_range(n_records, q)
@@ -184,20 +217,23 @@ def normalized_mixture(
 
 
 def easgm_mixture(n_records: int, q: float, sigma: float, dim: int) -> Mixture:
-    """EASGM (Thm 3.8, reconstructed): s = N/(N+1), 1 - s = 1/(N+1) exactly."""
+    """EASGM (Thm 3.8 of Wang, Cui, Cui, Yuan 2026, reconstructed;
+    docs/theory.md#per-pair-guarantee): s = N/(N+1), 1 - s = 1/(N+1) exactly."""
     return normalized_mixture(n_records, q, sigma, dim, 1.0 / (int(n_records) + 1))
 
 
 def feasgm_mixture(check: DivisorCheck, q: float, sigma: float, dim: int) -> Mixture:
-    """FEASGM (§3.5): the EASGM-style mixture with s = d(N)/d(N+1) from the code's divisor.
+    """FEASGM (docs/theory.md#divisor-dependence): the EASGM-style mixture with s = d(N)/d(N+1)
+    from the code's divisor.
 
     When the two divisors are equal the mixture is exactly the revealed-index SGM mixture."""
     return normalized_mixture(check.n, q, sigma, dim, check.one_minus_s_add)
 
 
 def asgm_mixture(n_records: int, q: float, sigma: float, dim: int) -> Mixture:
-    """ASGM (Thm 3.10, reconstructed): j = 1 trivial; j = 2 has s = k/(k+1), mu = 2k/((k+1) sigma);
-    the empty batch (k = 0) is taken as divisor max(|B|, 1), giving G_{1/sigma}."""
+    """ASGM (Thm 3.10 of Wang, Cui, Cui, Yuan 2026, reconstructed; docs/theory.md#asgm): j = 1
+    trivial; j = 2 has s = k/(k+1), mu = 2k/((k+1) sigma); the empty batch (k = 0) is taken as
+    divisor max(|B|, 1), giving G_{1/sigma}."""
     n_records, q, sigma, dim = _require_setting(n_records, q, sigma, dim)
     k, pmf, dropped = _batch_range(n_records, q)
     pairs: list[LossPair] = [TrivialPair()]
@@ -409,17 +445,45 @@ def normalized_rounds(
     merge_budget: float | None = None,
     optimistic: bool = True,
 ) -> tuple[TwoSidedPLD, TwoSidedPLD | None]:
-    """T rounds of the per-pair mixture via PLDs: (pessimistic, optimistic), both directions;
-    ``optimistic=False`` skips the lower estimate (None), halving the time.
+    """T rounds of the per-pair mixture via PLDs: (pessimistic, optimistic), both directions.
 
-    Built as (1-D mixture x variance pair on the other n-1 coordinates)^T, each factor from its
+    Built as (1-D mixture x variance pair on the other n - 1 coordinates)^T, each factor from its
     loss tails evaluated once for both directions (per round, the variance pair's chi-square has
-    n - 1 degrees of freedom, not (n - 1) T, and a small grid). Components
-    are merged (``merged_components``) rounding shifts up for the pessimistic PLD and down for
-    the optimistic one, within ``merge_budget`` grid steps of mean loss over the T rounds
-    (default MERGE_BUDGET; 0 merges equal shifts only). The default interval is
-    ``composed_interval``: ``default_interval(T)``, coarsened where the T-round loss would need
-    more than COMPOSED_POINTS grid points (a leak so large that eps is in the hundreds or more)."""
+    n - 1 degrees of freedom, not (n - 1) T, and a small grid). Components are merged
+    (``merged_components``) rounding shifts up for the pessimistic PLD and down for the optimistic
+    one (docs/theory.md#per-pair-guarantee).
+
+    Parameters
+    ----------
+    components : Components
+        One round's index, from ``normalized_components``.
+    dim : int
+        Model dimension n, >= 1.
+    steps : int
+        Number of rounds T, >= 1.
+    interval : float, optional
+        Grid step; by default ``composed_interval``: ``default_interval(T)``, coarsened where the
+        T-round loss would need more than COMPOSED_POINTS grid points (a leak so large that eps is
+        in the hundreds or more).
+    merge_budget : float, optional
+        Grid steps of mean loss over the T rounds the merging may move (default MERGE_BUDGET; 0
+        merges equal shifts only).
+    optimistic : bool, default True
+        Also build the optimistic PLD; False skips it (None), halving the time.
+
+    Returns
+    -------
+    tuple of (TwoSidedPLD, TwoSidedPLD or None)
+        The pessimistic and the optimistic T-round PLDs.
+
+    Examples
+    --------
+    >>> from dpcheck.privacy.normalized import normalized_components, normalized_rounds
+    >>> c = normalized_components(4, 0.5, 10.0, 1 / 5)
+    >>> high, low = normalized_rounds(c, 10, 10)
+    >>> round(low.epsilon(1e-5), 3), round(high.epsilon(1e-5), 3)
+    (25.543, 25.543)
+    """
     steps = require_steps("steps", steps)
     if interval is None:
         h = composed_interval(steps, _loss_variance(components, dim))
@@ -475,7 +539,8 @@ def _tabulated(pair: ScaledGaussianPair, h: float) -> LossTails:
 
 
 def asgm_witness_tradeoff(alpha: ArrayLike, q: float, sigma: float) -> FloatArray:
-    """q G_{2/sigma}(alpha) + (1 - q)(1 - alpha): one ASGM step is no better than this (§5.2)."""
+    """q G_{2/sigma}(alpha) + (1 - q)(1 - alpha): one ASGM step is no better than this
+    (docs/theory.md#asgm)."""
     a = np.atleast_1d(as_array(alpha))
     q = require_probability("q", q)
     mu = 2.0 / require_positive("sigma", sigma)
@@ -485,7 +550,7 @@ def asgm_witness_tradeoff(alpha: ArrayLike, q: float, sigma: float) -> FloatArra
 def asgm_witness_epsilon(
     q: float, sigma: float, steps: int, delta: float, interval: float | None = None
 ) -> tuple[float, float]:
-    """(low, high) bracket of eps_SGM(q, sigma/2, T; delta) (§5.2).
+    """(low, high) bracket of eps_SGM(q, sigma/2, T; delta) (docs/theory.md#asgm).
 
     ASGM's eps is at least the true value when |B| is observed; only ``low`` (optimistic PLD) is
     a rigorous witness, ``high`` (pessimistic PLD) shows the bracket's width."""

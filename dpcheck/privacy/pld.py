@@ -1,4 +1,4 @@
-"""Privacy-loss distributions on a grid and their T-fold composition (math-spec §2.7).
+"""Privacy-loss distributions on a grid and their T-fold composition (docs/theory.md#sgm-pld).
 
 A ``PrivacyLossDistribution`` holds the law under Q of the loss L = log dQ/dP, discretised on
 l_k = k h: Q-masses at consecutive grid points from ``offset`` on, plus the mass at +inf. It is
@@ -65,19 +65,58 @@ _REFINE_STEPS = 6
 
 
 def default_interval(steps: int) -> float:
-    """Grid step h for ``steps`` rounds. The connect-the-dots error in eps grows like
-    T^0.7 h^2 (measured on SGM), so h shrinks slowly with T: 5e-4 at T = 10^4, 8.9e-4 at
-    T = 1000, within [1e-4, 1e-3]. At T = 1000 and 10^4 (q = 0.01, sigma = 1) this is 1.3x and
-    3.5x more accurate than dp_accounting at h = 1e-3, in less time (bench/bench_sgm_accounting.py)."""
+    """The grid step h of the loss for ``steps`` rounds.
+
+    The connect-the-dots error in eps grows like T^0.7 h^2 (measured on SGM), so h shrinks slowly
+    with T: 5e-4 at T = 10^4, 8.9e-4 at T = 1000, within [1e-4, 1e-3]. At T = 1000 and 10^4
+    (q = 0.01, sigma = 1) this is 1.3x and 3.5x more accurate than dp_accounting at h = 1e-3, in
+    less time (bench/bench_sgm_accounting.py; docs/theory.md#sgm-pld).
+
+    Parameters
+    ----------
+    steps : int
+        Number of rounds T, >= 1.
+
+    Returns
+    -------
+    float
+        h.
+
+    Examples
+    --------
+    >>> from dpcheck.privacy.pld import default_interval
+    >>> round(default_interval(1000), 6), default_interval(10_000), default_interval(10)
+    (0.000889, 0.0005, 0.001)
+    """
     return float(np.clip(5e-4 * (1e4 / require_steps("steps", steps)) ** 0.25, 1e-4, 1e-3))
 
 
 def composed_interval(steps: int, loss_variance: float) -> float:
-    """``default_interval(T)``, coarsened so that the T-round loss (2 SPREAD_SDS standard
-    deviations, one round's loss variance being ``loss_variance``) needs at most COMPOSED_POINTS
-    grid points: a leak that large has an eps in the hundreds or more, where a coarser grid
-    costs little relative accuracy, and the work of composing it stays bounded. A coarser
-    grid keeps every estimate on its side (pessimistic / optimistic)."""
+    """``default_interval(T)``, coarsened so that the T-round loss fits in COMPOSED_POINTS points.
+
+    The T-round loss is taken to span 2 SPREAD_SDS standard deviations, one round's loss variance
+    being ``loss_variance``. A leak that large has an eps in the hundreds or more, where a coarser
+    grid costs little relative accuracy and the work of composing stays bounded; a coarser grid
+    keeps every estimate on its side, pessimistic or optimistic (docs/theory.md#sgm-pld).
+
+    Parameters
+    ----------
+    steps : int
+        Number of rounds T, >= 1.
+    loss_variance : float
+        Variance of one round's privacy loss (the larger of its laws under P and Q).
+
+    Returns
+    -------
+    float
+        The grid step.
+
+    Examples
+    --------
+    >>> from dpcheck.privacy.pld import composed_interval
+    >>> round(composed_interval(1000, 0.01), 6), round(composed_interval(1000, 1e4), 4)
+    (0.000889, 0.2413)
+    """
     spread = 2.0 * SPREAD_SDS * math.sqrt(require_steps("steps", steps) * max(float(loss_variance), 0.0))
     return max(default_interval(steps), spread / COMPOSED_POINTS)
 
@@ -258,7 +297,7 @@ class PrivacyLossDistribution:
         return max(float(eps), 0.0)
 
     def tradeoff(self, alpha: ArrayLike) -> FloatArray | float:
-        """The trade-off of the discretised pair (math-spec §2.7 pld_tradeoff): the P-mass of
+        """The trade-off of the discretised pair (docs/theory.md#sgm-pld): the P-mass of
         atom l is e^{-l} q_l; reject the largest losses first, randomising on the boundary
         atom. The +inf atom has no P-mass, so beta(0) = 1 - p_inf."""
         a = require_alpha(alpha)
@@ -308,14 +347,40 @@ class TwoSidedPLD:
 def compose_both_directions(
     pair: LossPair, steps: int, interval: float, *, optimistic: bool = True
 ) -> tuple[TwoSidedPLD | None, TwoSidedPLD]:
-    """T rounds of ``pair`` in both directions as the bracket (lower, upper): the optimistic
-    and the pessimistic PLDs; the truth lies between. ``optimistic=False`` skips the lower one
-    (None) when only the upper bound is wanted.
+    """T rounds of ``pair`` in both directions as the bracket (optimistic, pessimistic) of PLDs.
 
-    The lower one is built at ``interval / OPTIMISTIC_REFINEMENT``: connect-the-dots from below
-    lowers the profile at the grid points too, where the one from above is exact, and on a loss
-    law that spans few grid steps per round (SGM with small q) its error is 4-8 times larger at
-    equal interval; halving the interval brings the two sides to about the same error."""
+    The truth lies between (docs/theory.md#sgm-pld). The optimistic PLD is built at
+    ``interval / OPTIMISTIC_REFINEMENT``: connect-the-dots from below lowers the profile at the grid
+    points too, where the one from above is exact, and on a loss law that spans few grid steps per
+    round (SGM with small q) its error is 4-8 times larger at equal interval; halving the interval
+    brings the two sides to about the same error.
+
+    Parameters
+    ----------
+    pair : LossPair
+        One round's pair (remove direction; ``pair.reversed()`` is the add direction).
+    steps : int
+        Number of rounds T, >= 1.
+    interval : float
+        Grid step of the pessimistic PLD.
+    optimistic : bool, default True
+        Also build the optimistic PLD; False skips it (None).
+
+    Returns
+    -------
+    tuple of (TwoSidedPLD or None, TwoSidedPLD)
+        (optimistic, pessimistic).
+
+    Examples
+    --------
+    Four rounds of 1-GDP are 2-GDP exactly:
+
+    >>> from dpcheck.privacy.gdp import GaussianShiftPair, gdp_epsilon
+    >>> from dpcheck.privacy.pld import compose_both_directions
+    >>> low, high = compose_both_directions(GaussianShiftPair(1.0), 4, 1e-3)
+    >>> round(low.epsilon(1e-5), 4), round(high.epsilon(1e-5), 4), round(gdp_epsilon(1e-5, 2.0), 4)
+    (9.9973, 9.9973, 9.9973)
+    """
     steps = require_steps("steps", steps)
 
     def composed(pessimistic: bool) -> TwoSidedPLD:
@@ -332,12 +397,39 @@ def compose_both_directions(
 def grid_range(pair: LossPair, h: float, tail_mass: float = TAIL_MASS) -> tuple[int, int]:
     """Grid indices covering all but about ``tail_mass`` of the Q-law of the loss at each end.
 
-    Each end is found by doubling, then narrowed by bisection to 1/64 of the last doubling
-    (the grid size sets the cost of everything downstream). The upper end is measured from
-    the CDF's limit, so mass at +inf (a fully distinguishable component) does not stall it, and
-    it allows one ulp, so a sum of weights one rounding short of 1 cannot either. The ends only
-    set the accuracy: mass beyond them goes to +inf (pessimistic) or down (optimistic). They
-    are clipped to +-MAX_LOSS, so that e^eps stays representable."""
+    Each end is found by doubling, then narrowed by bisection to 1/64 of the last doubling (the grid
+    size sets the cost of everything downstream). The upper end is measured from the CDF's limit, so
+    mass at +inf (a fully distinguishable component) does not stall it, and it allows one ulp, so a
+    sum of weights one rounding short of 1 cannot either. The ends only set the accuracy: mass
+    beyond them goes to +inf (pessimistic) or down (optimistic). They are clipped to +-MAX_LOSS, so
+    that e^eps stays representable.
+
+    Parameters
+    ----------
+    pair : LossPair
+        The pair whose loss is gridded.
+    h : float
+        Grid step.
+    tail_mass : float, default TAIL_MASS
+        Mass allowed beyond each end.
+
+    Returns
+    -------
+    tuple of int
+        (k_lo, k_hi): the grid spans k_lo h .. k_hi h.
+
+    Raises
+    ------
+    ParameterError
+        If the span would need more than MAX_POINTS grid points at this step.
+
+    Examples
+    --------
+    >>> from dpcheck.privacy.gdp import GaussianShiftPair
+    >>> from dpcheck.privacy.pld import grid_range
+    >>> grid_range(GaussianShiftPair(1.0), 0.01)
+    (-775, 875)
+    """
     top = float(pair.beta(np.array(2.0**_MAX_DOUBLINGS)))
 
     def upper_ok(t: float) -> bool:

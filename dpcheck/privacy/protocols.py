@@ -3,9 +3,10 @@
 A pair (P, Q) is seen through its privacy loss l = log dQ/dP. The Neyman-Pearson test "reject
 H0 (P) iff l >= tau" has type-I error alpha(tau) = P(l >= tau) and type-II error
 beta(tau) = Q(l < tau); sweeping tau traces the exact trade-off curve T(P, Q), and beta is the
-CDF of l under Q, from which a PLD is discretised. Mixtures with a revealed index (math-spec
-§2.8), PLD construction (§2.7) and (eps, delta) conversion (§2.4) all take any object with this
-shape, so a new pair needs no new glue.
+CDF of l under Q, from which a PLD is discretised (docs/theory.md#loss-pairs). Mixtures with a
+revealed index (docs/theory.md#revealed-index-mixtures), PLD construction
+(docs/theory.md#sgm-pld) and (eps, delta) conversion (docs/theory.md#tradeoff-conversions) all
+take any object with this shape, so a new pair needs no new glue.
 """
 
 from __future__ import annotations

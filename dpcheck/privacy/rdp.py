@@ -1,5 +1,5 @@
 """Renyi DP of the Poisson-subsampled Gaussian, computed the way Opacus and TF-Privacy compute
-it, so that an epsilon a user printed can be reproduced (math-spec §2.7 cross-check).
+it, so that an epsilon a user printed can be reproduced (docs/theory.md#sgm-rdp).
 
 The per-step RDP at order a is log(A_a)/(a - 1) with A_a = E_{x~P}[(Q/P)(x)^a] for the remove
 pair (Mironov, Talwar, Zhang 2019): a finite binomial sum for integer a, and for fractional a
@@ -143,8 +143,34 @@ def per_step_rdp(q: float, sigma: float, order: float) -> float:
 def compute_rdp(
     q: float, sigma: float, steps: int, orders: Sequence[float] | str = "opacus"
 ) -> tuple[FloatArray, FloatArray]:
-    """(orders, RDP of ``steps`` steps at each order) for SGM with Poisson rate q and noise
-    multiplier sigma; ``orders`` is a sequence or a name in NAMED_ORDERS."""
+    """(orders, RDP of T steps at each order) of SGM, computed as Opacus and TF-Privacy compute it.
+
+    One step at order a > 1 is log(A_a)/(a - 1), A_a = E_P[(dQ/dP)^a] for the remove pair
+    (Mironov, Talwar, Zhang 2019); T steps have T times the RDP (docs/theory.md#sgm-rdp).
+
+    Parameters
+    ----------
+    q : float
+        Poisson sampling rate in (0, 1].
+    sigma : float
+        Noise multiplier, >= 1e-3.
+    steps : int
+        Number of steps T, >= 1.
+    orders : sequence of float or str, default "opacus"
+        The orders, or the name of a library's set in NAMED_ORDERS ("opacus", "tf_privacy").
+
+    Returns
+    -------
+    tuple of ndarray
+        (orders, RDP values).
+
+    Examples
+    --------
+    >>> from dpcheck.privacy.rdp import compute_rdp
+    >>> orders, rdp = compute_rdp(0.01, 1.0, 1000)
+    >>> orders.size, orders[:3].tolist(), rdp[:3].round(4).tolist()
+    (151, [1.1, 1.2, 1.3], [0.0924, 0.1011, 0.1097])
+    """
     q = require_probability("q", q)
     sigma = require_sigma("sigma", sigma)
     steps = require_steps("steps", steps)
@@ -156,7 +182,38 @@ def compute_rdp(
 def rdp_to_epsilon(
     orders: FloatArray, rdp: FloatArray, delta: float, conversion: Conversion = "improved"
 ) -> tuple[float, float]:
-    """(eps, optimal order) from RDP values by the named conversion (module docstring)."""
+    """(eps, optimal order) from RDP values by the named (eps, delta) conversion.
+
+    ``"classic"``: eps = min_a rdp_a - log(delta)/(a - 1) (Mironov 2017); ``"improved"``:
+    eps = min_a rdp_a - (log(delta) + log(a))/(a - 1) + log((a - 1)/a) (Balle et al. 2020). See
+    docs/theory.md#sgm-rdp for which library uses which.
+
+    Parameters
+    ----------
+    orders : ndarray
+        RDP orders, > 1.
+    rdp : ndarray
+        RDP value at each order.
+    delta : float
+        Target delta in (0, 1).
+    conversion : {"improved", "classic"}, default "improved"
+        The conversion.
+
+    Returns
+    -------
+    tuple of float
+        (eps, the order attaining it).
+
+    Examples
+    --------
+    >>> from dpcheck.privacy.rdp import compute_rdp, rdp_to_epsilon
+    >>> orders, rdp = compute_rdp(0.01, 1.0, 1000)
+    >>> eps, order = rdp_to_epsilon(orders, rdp, 1e-5)
+    >>> round(eps, 4), order
+    (2.1014, 7.8)
+    >>> round(rdp_to_epsilon(orders, rdp, 1e-5, "classic")[0], 4)
+    2.538
+    """
     delta = require_delta("delta", delta)
     a = np.asarray(orders, dtype=np.float64)
     r = np.asarray(rdp, dtype=np.float64)
@@ -173,10 +230,36 @@ def rdp_to_epsilon(
 def rdp_to_delta(
     orders: FloatArray, rdp: FloatArray, epsilon: float, conversion: Conversion = "improved"
 ) -> tuple[float, float]:
-    """(delta, optimal order) at ``epsilon``: the inverse of ``rdp_to_epsilon`` with the same
-    conversion, so that an accountant's delta at eps and eps at delta come from one curve:
-    classic log delta = (a - 1)(rdp_a - eps); improved
-    log delta = (a - 1)(rdp_a - eps + log(1 - 1/a)) - log a; minimised over the orders, capped at 1."""
+    """(delta, optimal order) at eps: the inverse of ``rdp_to_epsilon`` with the same conversion.
+
+    So that an accountant's delta at eps and eps at delta come from one curve: classic
+    log delta = (a - 1)(rdp_a - eps); improved
+    log delta = (a - 1)(rdp_a - eps + log(1 - 1/a)) - log a; minimised over the orders, capped at 1.
+
+    Parameters
+    ----------
+    orders : ndarray
+        RDP orders, > 1.
+    rdp : ndarray
+        RDP value at each order.
+    epsilon : float
+        The eps to read delta at, >= 0.
+    conversion : {"improved", "classic"}, default "improved"
+        The conversion.
+
+    Returns
+    -------
+    tuple of float
+        (delta, the order attaining it).
+
+    Examples
+    --------
+    >>> from dpcheck.privacy.rdp import compute_rdp, rdp_to_delta
+    >>> orders, rdp = compute_rdp(0.01, 1.0, 1000)
+    >>> delta, order = rdp_to_delta(orders, rdp, 2.1013652716432594)
+    >>> f"{delta:.6g}", order
+    ('1e-05', 7.8)
+    """
     eps = float(epsilon)
     if not eps >= 0.0:
         raise ParameterError(f"epsilon must be a number >= 0, got {epsilon!r}")
@@ -201,7 +284,34 @@ def poisson_sgm_rdp_delta(
     conversion: Conversion = "improved",
 ) -> float:
     """delta(eps) of T steps of SGM from the same RDP values and conversion as
-    ``poisson_sgm_rdp_epsilon`` (an upper bound on the true delta)."""
+    ``poisson_sgm_rdp_epsilon`` (an upper bound on the true delta).
+
+    Parameters
+    ----------
+    q : float
+        Poisson sampling rate in (0, 1].
+    sigma : float
+        Noise multiplier, >= 1e-3.
+    steps : int
+        Number of steps T, >= 1.
+    epsilon : float
+        The eps to read delta at, >= 0.
+    orders : sequence of float or str, default "opacus"
+        The orders or the name of a library's set.
+    conversion : {"improved", "classic"}, default "improved"
+        The (eps, delta) conversion (docs/theory.md#sgm-rdp).
+
+    Returns
+    -------
+    float
+        delta at ``epsilon``.
+
+    Examples
+    --------
+    >>> from dpcheck.privacy.rdp import poisson_sgm_rdp_delta
+    >>> f"{poisson_sgm_rdp_delta(0.01, 1.0, 1000, 2.1013652716432594):.6g}"
+    '1e-05'
+    """
     order_arr, rdp = compute_rdp(q, sigma, steps, orders)
     return rdp_to_delta(order_arr, rdp, epsilon, conversion)[0]
 
@@ -214,8 +324,40 @@ def poisson_sgm_rdp_epsilon(
     orders: Sequence[float] | str = "opacus",
     conversion: Conversion = "improved",
 ) -> float:
-    """eps(delta) of T steps of SGM as an RDP accountant reports it (an upper bound, looser than
-    the PLD value)."""
+    """eps(delta) of T steps of SGM as an RDP accountant reports it (an upper bound, looser than the
+    PLD value).
+
+    Parameters
+    ----------
+    q : float
+        Poisson sampling rate in (0, 1].
+    sigma : float
+        Noise multiplier, >= 1e-3.
+    steps : int
+        Number of steps T, >= 1.
+    delta : float
+        Target delta in (0, 1).
+    orders : sequence of float or str, default "opacus"
+        The orders or the name of a library's set.
+    conversion : {"improved", "classic"}, default "improved"
+        The (eps, delta) conversion (docs/theory.md#sgm-rdp): Opacus 1.x and dp_accounting use
+        "improved", Opacus before 1.0 "classic".
+
+    Returns
+    -------
+    float
+        eps at ``delta``.
+
+    Examples
+    --------
+    >>> from dpcheck.privacy.rdp import poisson_sgm_rdp_epsilon
+    >>> round(poisson_sgm_rdp_epsilon(0.01, 1.0, 1000, 1e-5), 4)
+    2.1014
+    >>> round(poisson_sgm_rdp_epsilon(0.01, 1.0, 1000, 1e-5, orders="tf_privacy"), 4)
+    2.1078
+    >>> round(poisson_sgm_rdp_epsilon(0.01, 1.0, 1000, 1e-5, conversion="classic"), 4)
+    2.538
+    """
     order_arr, rdp = compute_rdp(q, sigma, steps, orders)
     return rdp_to_epsilon(order_arr, rdp, delta, conversion)[0]
 

@@ -1,5 +1,6 @@
 """The claimed guarantee: the Poisson-subsampled Gaussian mechanism (SGM), which is what
-Opacus, TF-Privacy and dp_accounting account for (math-spec §2.5, §2.7).
+Opacus, TF-Privacy and dp_accounting account for (docs/theory.md#sgm-mechanism,
+docs/theory.md#sgm-one-step, docs/theory.md#sgm-pld).
 
 One round: the exact symmetric curve C_q(G_{1/sigma}) and the remove/add dominating pairs
 (Zhu-Dong-Wang 2022) with analytic loss laws; T rounds: the PLD composition of both directions,
@@ -43,9 +44,35 @@ def _subsampled_curve(alpha: FloatArray, q: float, mu: float) -> FloatArray:
 
 
 def poisson_sgm_tradeoff(alpha: ArrayLike, q: float, sigma: float) -> FloatArray | float:
-    """C_q(G_{1/sigma})(alpha): the exact symmetric one-round trade-off of SGM with Poisson
-    rate q (DRS Thm 4.2). Piecewise: f_q on [0, x*], the line x* + f_q(x*) - alpha on
-    [x*, f_q(x*)], f_q^-1 beyond, with x* = Phi(-mu/2)."""
+    """C_q(G_{1/sigma})(alpha): the exact symmetric one-round trade-off of SGM with Poisson rate q.
+
+    The curve the accountants' mechanism satisfies for one release (Dong, Roth, Su 2022, Thm 4.2;
+    docs/theory.md#sgm-one-step). Piecewise, with f_q(alpha) = q G_mu(alpha) + (1 - q)(1 - alpha),
+    mu = 1/sigma and x* = Phi(-mu/2): f_q on [0, x*], the line x* + f_q(x*) - alpha on
+    [x*, f_q(x*)], and f_q^-1 beyond.
+
+    Parameters
+    ----------
+    alpha : array_like
+        Type-I error levels in [0, 1].
+    q : float
+        Poisson sampling rate in (0, 1].
+    sigma : float
+        Noise multiplier, >= 1e-3.
+
+    Returns
+    -------
+    float or ndarray
+        The curve at ``alpha``, shaped like it.
+
+    Examples
+    --------
+    >>> from dpcheck.privacy.sgm import poisson_sgm_tradeoff
+    >>> round(poisson_sgm_tradeoff(0.05, 0.01, 1.0), 6)
+    0.947905
+    >>> poisson_sgm_tradeoff([0.0, 0.5], 0.01, 1.0).round(6).tolist()
+    [1.0, 0.496171]
+    """
     a = require_alpha(alpha)
     q = require_probability("q", q)
     mu = 1.0 / require_sigma("sigma", sigma)
@@ -149,9 +176,38 @@ class PoissonSubsampledGaussianPair:
 def sgm_pld(
     q: float, sigma: float, steps: int, interval: float | None = None, *, optimistic: bool = False
 ) -> tuple[TwoSidedPLD | None, TwoSidedPLD]:
-    """The T-round PLDs of SGM in both directions as (optimistic or None, pessimistic); the
-    grid step defaults to ``composed_interval`` (``default_interval(steps)`` unless the loss
-    is so spread that the grid would exceed COMPOSED_POINTS)."""
+    """The T-round privacy-loss distributions of SGM, both directions: (optimistic, pessimistic).
+
+    One round is the dominating pair of ``PoissonSubsampledGaussianPair`` (remove and add orders);
+    T rounds are its PLD composed by FFT (docs/theory.md#sgm-pld). The pessimistic PLD's read-outs
+    are upper bounds, the optimistic one's lower bounds; the truth lies between.
+
+    Parameters
+    ----------
+    q : float
+        Poisson sampling rate in (0, 1].
+    sigma : float
+        Noise multiplier, >= 1e-3.
+    steps : int
+        Number of rounds T, >= 1.
+    interval : float, optional
+        Grid step of the loss; by default ``composed_interval`` (``default_interval(steps)``
+        unless the loss is so spread that the grid would exceed COMPOSED_POINTS).
+    optimistic : bool, default False
+        Also build the optimistic PLD (otherwise the first element is None).
+
+    Returns
+    -------
+    tuple of (TwoSidedPLD or None, TwoSidedPLD)
+        The optimistic and the pessimistic T-round PLDs.
+
+    Examples
+    --------
+    >>> from dpcheck.privacy.sgm import sgm_pld
+    >>> low, high = sgm_pld(0.01, 1.0, 1000, optimistic=True)
+    >>> round(low.epsilon(1e-5), 4), round(high.epsilon(1e-5), 4)
+    (1.8275, 1.8288)
+    """
     pair = PoissonSubsampledGaussianPair(q, sigma)
     steps = require_steps("steps", steps)
     h = composed_interval(steps, pair.loss_variance()) if interval is None else require_positive("interval", interval)
@@ -167,9 +223,46 @@ def poisson_sgm_pld_bracket(
     epsilon: float | None = None,
     interval: float | None = None,
 ) -> tuple[float, float]:
-    """(low, high) bracket of eps(delta) (given ``delta``) or of delta(eps) (given ``epsilon``)
-    for T rounds of SGM, both directions: low from the optimistic PLD, high from the
-    pessimistic one; the truth lies between."""
+    """(low, high) bracket of eps(delta) or of delta(eps) for T rounds of SGM, both directions.
+
+    low comes from the optimistic PLD, high from the pessimistic one (docs/theory.md#sgm-pld); the
+    true value lies between.
+
+    Parameters
+    ----------
+    q : float
+        Poisson sampling rate in (0, 1].
+    sigma : float
+        Noise multiplier, >= 1e-3.
+    steps : int
+        Number of rounds T, >= 1.
+    delta : float, optional
+        Read eps at this delta, in (0, 1).
+    epsilon : float, optional
+        Read delta at this eps. Give exactly one of ``delta`` and ``epsilon``.
+    interval : float, optional
+        Grid step of the loss (see ``sgm_pld``).
+
+    Returns
+    -------
+    tuple of float
+        (low, high).
+
+    Raises
+    ------
+    ValueError
+        If both or neither of ``delta`` and ``epsilon`` are given.
+
+    Examples
+    --------
+    >>> from dpcheck.privacy.sgm import poisson_sgm_pld_bracket
+    >>> low, high = poisson_sgm_pld_bracket(0.01, 1.0, 1000, delta=1e-5)
+    >>> round(low, 4), round(high, 4)
+    (1.8275, 1.8288)
+    >>> low, high = poisson_sgm_pld_bracket(0.01, 1.0, 1000, epsilon=1.0)
+    >>> round(low, 5), round(high, 5)
+    (0.0026, 0.00262)
+    """
     if (delta is None) == (epsilon is None):
         raise ValueError("give exactly one of delta= or epsilon=")
     lower, upper = sgm_pld(q, sigma, steps, interval, optimistic=True)
@@ -184,8 +277,37 @@ def poisson_sgm_pld_bracket(
 def poisson_sgm_epsilon(
     q: float, sigma: float, steps: int, delta: float, interval: float | None = None
 ) -> float:
-    """eps(delta) of T rounds of SGM with Poisson rate q: the pessimistic PLD value (an upper
-    bound), max over the add and remove directions."""
+    """eps(delta) of T rounds of SGM with Poisson rate q: the pessimistic PLD value (upper bound).
+
+    The worse of the add and remove directions (docs/theory.md#sgm-pld); dp_accounting's PLD
+    accountant gives 1.82824 for the example below, its RDP accountant 2.101.
+
+    Parameters
+    ----------
+    q : float
+        Poisson sampling rate in (0, 1].
+    sigma : float
+        Noise multiplier, >= 1e-3.
+    steps : int
+        Number of rounds T, >= 1.
+    delta : float
+        Target delta in (0, 1).
+    interval : float, optional
+        Grid step of the loss (see ``sgm_pld``).
+
+    Returns
+    -------
+    float
+        eps at ``delta``.
+
+    Examples
+    --------
+    >>> from dpcheck.privacy.sgm import poisson_sgm_epsilon
+    >>> round(poisson_sgm_epsilon(0.01, 1.0, 1000, 1e-5), 3)
+    1.829
+    >>> round(poisson_sgm_epsilon(0.02, 1.0, 1000, 1e-5), 3)  # twice the rate
+    3.899
+    """
     _, upper = sgm_pld(q, sigma, steps, interval)
     return upper.epsilon(require_delta("delta", delta))
 
@@ -193,7 +315,32 @@ def poisson_sgm_epsilon(
 def poisson_sgm_delta(
     q: float, sigma: float, steps: int, epsilon: float, interval: float | None = None
 ) -> float:
-    """delta(eps) of T rounds of SGM: the pessimistic PLD value, max over both directions."""
+    """delta(eps) of T rounds of SGM: the pessimistic PLD value, the worse of both directions.
+
+    Parameters
+    ----------
+    q : float
+        Poisson sampling rate in (0, 1].
+    sigma : float
+        Noise multiplier, >= 1e-3.
+    steps : int
+        Number of rounds T, >= 1.
+    epsilon : float
+        The eps to read delta at.
+    interval : float, optional
+        Grid step of the loss (see ``sgm_pld``).
+
+    Returns
+    -------
+    float
+        delta at ``epsilon`` (an upper bound; docs/theory.md#sgm-pld).
+
+    Examples
+    --------
+    >>> from dpcheck.privacy.sgm import poisson_sgm_delta
+    >>> f"{poisson_sgm_delta(0.01, 1.0, 1000, 1.828):.3g}"
+    '1.01e-05'
+    """
     _, upper = sgm_pld(q, sigma, steps, interval)
     return float(upper.delta(float(epsilon)))
 

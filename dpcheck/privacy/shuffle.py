@@ -1,14 +1,20 @@
-"""Shuffled DP-SGD accounted as Poisson (math-spec §6; papers B and C).
+"""Shuffled DP-SGD accounted as Poisson (docs/theory.md#shuffling; Ertan & van Dijk 2026,
+"Fundamental Limitations of Favorable Privacy-Utility Guarantees for DP-SGD", and van Dijk &
+Ertan 2026, "Trade-off Functions for DP-SGD with Subsampling based on Random Shuffling").
 
-The model of both papers: one epoch has M rounds; under H0 the M per-round statistics are i.i.d.
-N(0, 1), under H1 the target sits in one uniformly random round J and X_J ~ N(1/sigma, 1).
+The model of both papers (docs/theory.md#shuffle-rounds): one epoch has M rounds; under H0 the M
+per-round statistics are i.i.d. N(0, 1), under H1 the target sits in one uniformly random round J
+and X_J ~ N(1/sigma, 1).
 
-* Witness (paper B, label *paper*): the max test "reject H0 if max_i X_i > t" gives f_sub, an
-  upper bound on the true trade-off, and the separation kappa_sub; below sigma = 1/sqrt(2 ln M) the
-  separation is at least the closed-form kappa bound.
-* Poisson transfer (label *reconstructed*): p = (1 - 1/M)^M.
-* Guarantees for the model: the chi-square bound (own, rigorous, (0, delta)-DP for E epochs) and the
-  candidate of paper C's Thm 4.1 (label *unverified*: its exact statement was not recovered).
+* Witness (Ertan & van Dijk 2026, label *paper*; docs/theory.md#shuffle-witness): the max test
+  "reject H0 if max_i X_i > t" gives f_sub, an upper bound on the true trade-off, and the
+  separation kappa_sub; below sigma = 1/sqrt(2 ln M) the separation is at least the closed-form
+  kappa bound (docs/theory.md#shuffle-threshold).
+* Poisson transfer (label *reconstructed*; docs/theory.md#shuffle-poisson-transfer):
+  p = (1 - 1/M)^M.
+* Guarantees for the model: the chi-square bound (own, rigorous, (0, delta)-DP for E epochs;
+  docs/theory.md#shuffle-chi2) and the candidate of Thm 4.1 of van Dijk & Ertan 2026 (label
+  *unverified*: its exact statement was not recovered; docs/theory.md#shuffle-thm41).
 """
 
 from __future__ import annotations
@@ -26,7 +32,7 @@ from dpcheck.errors import ParameterError
 from dpcheck.privacy._numerics import FloatArray, require_alpha, require_positive, require_steps
 
 BERRY_ESSEEN_VAN_BEEK: float = 0.7975
-"""The Berry-Esseen constant the Thm 4.1 candidate uses (van Beek)."""
+"""The Berry-Esseen constant the Thm 4.1 candidate uses (van Beek 1972)."""
 
 
 def _require_rounds(m: int) -> int:
@@ -37,10 +43,33 @@ def _require_rounds(m: int) -> int:
 
 
 def f_sub(a: ArrayLike, rounds: int, sigma: float) -> FloatArray:
-    """The max-test trade-off Phi(Phi^-1((1-a)^(1/M)) - 1/sigma) (1-a)^((M-1)/M) (§6.1).
+    """The max-test trade-off Phi(Phi^-1((1 - a)^(1/M)) - 1/sigma) (1 - a)^((M-1)/M).
 
-    Formed in log space with Phi^-1((1-a)^(1/M)) = isf(-expm1(log1p(-a)/M)), so it stays
-    accurate for M up to 1e9 and a down to 1e-300.
+    The exact trade-off of the test "reject H0 when the largest of the M per-round statistics
+    exceeds t" in the one-epoch shuffle model, an upper bound on the mechanism's curve (Ertan & van
+    Dijk 2026; docs/theory.md#shuffle-witness). Formed in log space with
+    Phi^-1((1 - a)^(1/M)) = isf(-expm1(log1p(-a)/M)), so it stays accurate for M up to 1e9 and a
+    down to 1e-300.
+
+    Parameters
+    ----------
+    a : array_like
+        Type-I error levels in [0, 1].
+    rounds : int
+        Rounds (batches) per epoch M, >= 2.
+    sigma : float
+        Noise multiplier, > 0.
+
+    Returns
+    -------
+    ndarray
+        f_sub(a), at least one-dimensional.
+
+    Examples
+    --------
+    >>> from dpcheck.privacy.shuffle import f_sub
+    >>> f_sub([0.0, 0.05, 1.0], 5000, 0.2).round(5).tolist()
+    [1.0, 0.21794, 0.0]
     """
     alpha = np.atleast_1d(require_alpha(a))
     m = _require_rounds(rounds)
@@ -59,10 +88,31 @@ def _separation_at(t: float, m: int, mu: float) -> float:
 
 
 def kappa_sub(rounds: int, sigma: float) -> float:
-    """kappa_sub = max_t Phi(t)^(M-1)(Phi(t) - Phi(t-1/sigma)) / sqrt 2, numerically (§6.1).
+    """kappa_sub = max_t Phi(t)^(M-1)(Phi(t) - Phi(t - 1/sigma)) / sqrt 2: max-test separation.
 
-    A grid over t locates the maximum (the function is unimodal near sqrt(2 ln M)), then a bounded
+    How far the max-test curve stays from perfect privacy (docs/theory.md#shuffle-threshold). A
+    grid over t locates the maximum (the function is unimodal near sqrt(2 ln M)), then a bounded
     scalar search refines it.
+
+    Parameters
+    ----------
+    rounds : int
+        Rounds per epoch M, >= 2.
+    sigma : float
+        Noise multiplier, > 0.
+
+    Returns
+    -------
+    float
+        kappa_sub in [0, 1/sqrt 2].
+
+    Examples
+    --------
+    >>> from dpcheck.privacy.shuffle import kappa_sub
+    >>> round(kappa_sub(5000, 0.2), 4)  # below the threshold: at least kappa_closed_form(5000)
+    0.5221
+    >>> round(kappa_sub(5000, 1.0), 5)
+    0.00144
     """
     m = _require_rounds(rounds)
     mu = 1.0 / require_positive("sigma", sigma)
@@ -78,24 +128,86 @@ def kappa_sub(rounds: int, sigma: float) -> float:
 
 
 def sigma_threshold(rounds: int) -> float:
-    """1/sqrt(2 ln M): below this sigma the closed-form separation bound holds (paper B)."""
+    """1/sqrt(2 ln M): below this noise multiplier shuffled DP-SGD has no favourable guarantee.
+
+    The threshold of Ertan & van Dijk (2026) that DP104 checks (docs/theory.md#shuffle-threshold):
+    either sigma >= 1/sqrt(2 ln M) or one epoch's separation is at least ``kappa_closed_form(M)``.
+
+    Parameters
+    ----------
+    rounds : int
+        Rounds (batches) per epoch M, >= 2.
+
+    Returns
+    -------
+    float
+        The sigma threshold.
+
+    Examples
+    --------
+    >>> from dpcheck.privacy.shuffle import sigma_threshold
+    >>> round(sigma_threshold(5000), 5)  # ImageNet-sized epoch
+    0.24229
+    >>> round(sigma_threshold(23_000_000), 5)  # LAION-sized epoch
+    0.17175
+    """
     return 1.0 / math.sqrt(2.0 * math.log(_require_rounds(rounds)))
 
 
 def kappa_closed_form(rounds: int) -> float:
-    """(1/sqrt 8)(1 - 1/sqrt(4 pi ln M)): the separation guaranteed when sigma <= 1/sqrt(2 ln M)."""
+    """(1/sqrt 8)(1 - 1/sqrt(4 pi ln M)): the separation guaranteed when sigma <= 1/sqrt(2 ln M).
+
+    Ertan & van Dijk (2026); docs/theory.md#shuffle-threshold.
+
+    Parameters
+    ----------
+    rounds : int
+        Rounds per epoch M, >= 2.
+
+    Returns
+    -------
+    float
+        The closed-form lower bound on one epoch's separation.
+
+    Examples
+    --------
+    >>> from dpcheck.privacy.shuffle import kappa_closed_form
+    >>> round(kappa_closed_form(5000), 5), round(kappa_closed_form(23_000_000), 5)
+    (0.31938, 0.32933)
+    """
     m = _require_rounds(rounds)
     return (1.0 - 1.0 / math.sqrt(4.0 * math.pi * math.log(m))) / math.sqrt(8.0)
 
 
 def poisson_miss_probability(rounds: int) -> float:
-    """p = (1 - 1/M)^M: the chance that Poisson sampling at q = 1/M never picks the target (§6.2)."""
+    """p = (1 - 1/M)^M: the chance that Poisson sampling at q = 1/M misses the target M times.
+
+    The weight of the Poisson reference curve p (1 - a) + (1 - p) f_sub(a)
+    (docs/theory.md#shuffle-poisson-transfer); p <= 1/e.
+
+    Parameters
+    ----------
+    rounds : int
+        Rounds per epoch M, >= 2.
+
+    Returns
+    -------
+    float
+        p.
+
+    Examples
+    --------
+    >>> from dpcheck.privacy.shuffle import poisson_miss_probability
+    >>> round(poisson_miss_probability(5000), 4)
+    0.3678
+    """
     m = _require_rounds(rounds)
     return math.exp(m * math.log1p(-1.0 / m))
 
 
 def f_poisson_witness(a: ArrayLike, rounds: int, sigma: float) -> FloatArray:
-    """p (1 - a) + (1 - p) f_sub(a): the max-test witness transferred to Poisson sampling (§6.2)."""
+    """p (1 - a) + (1 - p) f_sub(a): the max-test witness transferred to Poisson sampling
+    (docs/theory.md#shuffle-poisson-transfer)."""
     alpha = np.atleast_1d(require_alpha(a))
     p = poisson_miss_probability(rounds)
     return p * (1.0 - alpha) + (1.0 - p) * f_sub(alpha, rounds, sigma)
@@ -129,12 +241,56 @@ def _thm41_numerator(sigma: float) -> float:
 
 
 def thm41_regime(rounds: int, sigma: float) -> bool:
-    """Whether sigma >= sqrt(3 / ln M), the regime paper C states for Thm 4.1."""
+    """Whether sigma >= sqrt(3 / ln M), the regime van Dijk & Ertan (2026) state for their Thm 4.1.
+
+    Parameters
+    ----------
+    rounds : int
+        Rounds per epoch M, >= 2.
+    sigma : float
+        Noise multiplier, > 0.
+
+    Returns
+    -------
+    bool
+        True inside the regime (docs/theory.md#shuffle-thm41).
+
+    Examples
+    --------
+    >>> from dpcheck.privacy.shuffle import thm41_regime
+    >>> thm41_regime(1_140_000, 1.0), thm41_regime(1000, 0.5)
+    (True, False)
+    """
     return require_positive("sigma", sigma) >= math.sqrt(3.0 / math.log(_require_rounds(rounds)))
 
 
 def thm41_candidate_delta(rounds: int, sigma: float) -> float:
-    """Candidate delta(sigma, M) of paper C's Thm 4.1 (§6.3, *unverified*): f >= 1 - a - delta."""
+    """Candidate delta(sigma, M) of Thm 4.1 of van Dijk & Ertan (2026), *unverified*.
+
+    The paper states f(a) >= 1 - a - delta(sigma, M) for one epoch; its formula for delta could
+    not be read. The candidate, delta = [s/sqrt(2 pi) + 2 C_BE rho/s^3]/sqrt(M) with
+    s^2 = e^(1/sigma^2) - 1, rho = E|Y - 1|^3 for Y = e^(Z/sigma - 1/(2 sigma^2)) and
+    C_BE = 0.7975 (van Beek 1972), is a Berry-Esseen reconstruction that reproduces the paper's
+    example; dpcheck prints it as a note only (docs/theory.md#shuffle-thm41).
+
+    Parameters
+    ----------
+    rounds : int
+        Rounds per epoch M, >= 2.
+    sigma : float
+        Noise multiplier, > 0.
+
+    Returns
+    -------
+    float
+        The candidate delta for one epoch.
+
+    Examples
+    --------
+    >>> from dpcheck.privacy.shuffle import thm41_candidate_delta
+    >>> round(thm41_candidate_delta(1_140_000, 1.0), 6)  # the paper's example: about 0.01
+    0.009976
+    """
     return _thm41_numerator(sigma) / math.sqrt(_require_rounds(rounds))
 
 
@@ -149,10 +305,39 @@ def compose_zero_delta(delta: float, epochs: int) -> float:
 
 
 def chi2_delta(rounds: int, sigma: float, epochs: int = 1) -> float:
-    """delta = 1/2 sqrt((1 + (e^(1/sigma^2) - 1)/M)^E - 1): rigorous (0, delta) for E epochs (§6.4).
+    """delta = 1/2 sqrt((1 + (e^(1/sigma^2) - 1)/M)^E - 1): a rigorous (0, delta) bound, E epochs.
 
-    The chi-square divergence of one epoch is (e^(1/sigma^2) - 1)/M, also under adaptive choice of
-    the target's gradient direction, and it tensorises; TV <= sqrt(chi2)/2.
+    The chi-square divergence of one epoch of the papers' shuffle model is (e^(1/sigma^2) - 1)/M,
+    also under adaptive choice of the target's gradient direction, and it tensorises; total
+    variation is at most half its square root (own result, docs/theory.md#shuffle-chi2). It holds
+    for that model only (other gradients 0), not for fixed-size batches in general.
+
+    Parameters
+    ----------
+    rounds : int
+        Rounds per epoch M, >= 2.
+    sigma : float
+        Noise multiplier, > 0.
+    epochs : int, default 1
+        Epochs E, >= 1.
+
+    Returns
+    -------
+    float
+        delta (may exceed 1, where the bound says nothing).
+
+    Raises
+    ------
+    OverflowError
+        If the divergence itself overflows a float (sigma tiny).
+
+    Examples
+    --------
+    >>> from dpcheck.privacy.shuffle import chi2_delta
+    >>> f"{chi2_delta(1_140_000, 1.0):.3g}"
+    '0.000614'
+    >>> round(chi2_delta(1000, 1.0), 4), round(chi2_delta(1000, 1.0, epochs=10), 4)
+    (0.0207, 0.0658)
     """
     m = _require_rounds(rounds)
     mu = 1.0 / require_positive("sigma", sigma)

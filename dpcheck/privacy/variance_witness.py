@@ -1,4 +1,5 @@
-"""The EASGM variance witness (math-spec §5.1, own result): N(0, I_m) vs N(0, s^2 I_m).
+"""The EASGM variance witness (docs/theory.md#variance-witness, own result): N(0, I_m) vs
+N(0, s^2 I_m).
 
 With every gradient zero, an EASGM release on D is N(0, (sigma C/d(N))^2 I_n) and on the
 neighbour N(0, (sigma C/d(N+1))^2 I_n); T releases are i.i.d., so the whole transcript is the pair
@@ -146,7 +147,8 @@ class VarianceWitness:
     def mu_eq(self) -> float:
         """The Gaussian scale (1 - s^2) sqrt(m/2) (with s replaced by min(s, 1/s)): display only.
 
-        As s -> 1 the pair approaches G_mu with this mu (§4.4); it is not a bound.
+        As s -> 1 the pair approaches G_mu with this mu (docs/theory.md#split-evaluator); it is
+        not a bound.
         """
         forward, backward = self._ratios
         contracted = forward if forward.e >= 0.0 else backward

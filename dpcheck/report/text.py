@@ -11,7 +11,7 @@ overview (unless quiet), and sections for suppression issues and scan errors::
       = evidence: train.py:9: RDP accountant assumes SGM + Poisson
       = evidence: sigma = 1.1 (override from --param)
       = bound: claimed eps = 2.97 (SGM, RDP, delta = 1e-05)
-      = bound: corrected eps <= 8.41 (ASGM, Theorem 2)
+      = bound: corrected eps <= 8.41 (ASGM witness)
 
     Pipelines:
       train.py:8: mechanism ASGM, sampling poisson, accountant opacus-rdp (assumes ...), entry train

@@ -30,7 +30,8 @@ def test_easgm_in_the_paper_setting_confirms_a_violation() -> None:
     assert report["verdict"] == "violation"
     assert report["epsilon_lower"] > 10 * report["claimed"]["epsilon_at_delta"]
     assert report["empirical"]["delta_at_claimed_epsilon"] > 0.1
-    # math-spec §3.3: the index-revealed EASGM curve at alpha = 0.05 is 0.0684 vs claimed 0.9444.
+    # docs/theory.md#per-pair-guarantee: the index-revealed EASGM curve at alpha = 0.05 is 0.0684
+    # vs claimed 0.9444.
     at_005 = next(p for p in report["empirical"]["curve"] if p["alpha"] == 0.05)
     assert at_005["beta_upper"] < 0.2
     claimed = next(p for p in report["claimed"]["curve"] if p["alpha"] == 0.05)
@@ -48,9 +49,10 @@ def _assert_curve_inside_cp_band(result, exact) -> None:  # type: ignore[no-unty
 
 @pytest.mark.parametrize("sigma,dim", [(10.0, 100), (1.0, 10)])
 def test_empirical_curve_matches_the_exact_scaled_gaussian_pair(sigma: float, dim: int) -> None:
-    # EASGM with q = 1 (math-spec §3.2): the pair is T(N(0,I), N(mu e1, s^2 I)) with s = N/(N+1)
-    # and mu = 2N/((N+1) sigma), exactly the §4 curve; the LR test traces it. sigma = 10 is the
-    # paper's (variance-dominated) setting; sigma = 1 also pins the mean shift.
+    # EASGM with q = 1 (docs/theory.md#worst-case-pair): the pair is T(N(0,I), N(mu e1, s^2 I))
+    # with s = N/(N+1) and mu = 2N/((N+1) sigma), exactly the curve of
+    # docs/theory.md#scaled-gaussian-pair; the LR test traces it. sigma = 10 is the audit setting
+    # of Wang, Cui, Cui, Yuan 2026 (variance-dominated); sigma = 1 also pins the mean shift.
     setting = AuditSetting("EASGM", 4, 1.0, sigma, 0.1, dim)
     result = run_audit(setting, AuditOptions(trials=20_000, seed=3, confidence=0.999))
     pair = ScaledGaussianPair(dim, 8 / (5 * sigma), 0.8)

@@ -37,7 +37,8 @@ def test_feasgm_finding_is_audited_in_the_appendix_a3_setting(tmp_path: Path) ->
     )
     finding, pipeline = load_finding(path, fingerprint[:8])
     setting, notes = setting_from_finding(finding, pipeline, Overrides())
-    # floor(3 q) = 1 vs floor(4 q) = 2: the smallest pair where the divisor doubles (paper A.3).
+    # floor(3 q) = 1 vs floor(4 q) = 2: the smallest pair where the divisor doubles (Wang, Cui,
+    # Cui, Yuan 2026, Appendix A.3).
     assert (setting.mechanism, setting.N, setting.q, setting.sigma, setting.dim) == (
         "FEASGM", 3, 0.5, 10.0, 100)
     assert any("|D|=3" in note and "leak is largest" in note for note in notes)

@@ -14,7 +14,8 @@ from dpcheck.errors import ParameterError
 
 opacus = pytest.importorskip("opacus")
 CPU = torch.device("cpu")
-# Appendix A.3: q = 0.5, |D| = 3, |D'| = 4, sigma = 10, C = 0.1; Opacus 1.x divides by 1 vs 2.
+# Wang, Cui, Cui, Yuan 2026, Appendix A.3: q = 0.5, |D| = 3, |D'| = 4, sigma = 10, C = 0.1; Opacus
+# 1.x divides by 1 vs 2.
 APPENDIX_A3 = AuditSetting("FEASGM", 3, 0.5, 10.0, 0.1, 100)
 
 

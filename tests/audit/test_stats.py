@@ -31,7 +31,8 @@ def test_clopper_pearson_solves_the_binomial_tail_equations(k: int, m: int) -> N
 
 
 def test_epsilon_lower_bound_matches_math_spec_vector() -> None:
-    # math-spec §3.8: FP 10/1000, FN 500/1000, delta 0 -> alpha_r 0.01831, beta_r 0.53145, 3.2420.
+    # docs/theory.md#audit-epsilon: FP 10/1000, FN 500/1000, delta 0 -> alpha_r 0.01831, beta_r
+    # 0.53145, 3.2420.
     _, a_hi = clopper_pearson(np.array([10]), 1000, 0.95)
     _, b_hi = clopper_pearson(np.array([500]), 1000, 0.95)
     assert a_hi[0] == pytest.approx(0.01831, abs=5e-5)

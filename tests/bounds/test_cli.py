@@ -27,7 +27,8 @@ def test_sgm_json_shape_and_dp_accounting_agreement(capsys: pytest.CaptureFixtur
     assert [p["alpha"] for p in claimed["curve"]] == [1e-3, 1e-2, 0.05, 0.1, 0.25, 0.5]
     for key in ("label", "kind", "epsilon_at_delta", "delta_at_epsilon", "notes", "valid"):
         assert key in claimed
-    # math-spec §2.7: the exact value is 1.8282; dp_accounting's PLD accountant as the oracle
+    # docs/theory.md#sgm-pld: the exact value is 1.8282; dp_accounting's PLD accountant as the
+    # oracle
     accountant = pld.PLDAccountant(value_discretization_interval=1e-4)
     accountant.compose(dp_accounting.SelfComposedDpEvent(
         dp_accounting.PoissonSampledDpEvent(0.01, dp_accounting.GaussianDpEvent(1.0)), 1000))
@@ -86,7 +87,7 @@ def test_shuffle_paper_setting_runs(capsys: pytest.CaptureFixture[str]) -> None:
     refused (T > 1e6); the claim's PLD, the witness and the GDP guarantee do not grow with T."""
     out = run_json(capsys, "shuffle", "--N", "1140000", "--batch-size", "1", "--sigma", "1", "--epochs", "1")
     assert out["numbers"]["M"] == 1_140_000 and out["inputs"]["steps"] == 1_140_000
-    assert out["guarantee"]["epsilon_at_delta"] == pytest.approx(4.377178096, rel=1e-7)  # math-spec §2.3
+    assert out["guarantee"]["epsilon_at_delta"] == pytest.approx(4.377178096, rel=1e-7)  # docs/theory.md#gaussian-dp
     assert "PLD of T=1,140,000 rounds" in out["computation"]["claimed"]
     assert out["witness"]["epsilon_at_delta"] <= out["claimed"]["epsilon_at_delta"]
 

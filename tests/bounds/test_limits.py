@@ -1,4 +1,4 @@
-"""`dpcheck bound` at the edges (review follow-up of issues 3 and 6): parameters outside what
+"""`dpcheck bound` at the edges (docs/theory.md#verdicts): parameters outside what
 can be computed exit 2 naming the parameter, the sigma search always ends, conflicting flags are
 refused, and the claimed object reads eps and delta off one accountant."""
 

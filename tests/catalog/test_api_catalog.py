@@ -31,7 +31,7 @@ def _load(accountants: str, engines: str = "schema = 1\n"):
     return load_api_catalog({"accountants.toml": accountants, "dp_engines.toml": engines})
 
 
-def test_the_shipped_catalog_loads_and_names_the_libraries_the_issue_lists() -> None:
+def test_the_shipped_catalog_loads_and_names_the_known_dp_libraries() -> None:
     catalog = load_api_catalog()
     assert {"opacus", "tensorflow_privacy", "dp_accounting", "prv_accountant", "autodp",
             "jax_privacy", "differential_privacy"} <= catalog.roots

@@ -1,5 +1,6 @@
-"""Placing an upstream Opacus commit pin between release tags with ``DPCHECK_OPACUS_REPO`` (B13):
-a real git history made with gitpython, real requirement files, the real rules."""
+"""Placing an upstream Opacus commit pin between release tags with ``DPCHECK_OPACUS_REPO``
+(git-commit pins, bench/REAL_REPOS.md): a real git history made with gitpython, real requirement
+files, the real rules."""
 
 from __future__ import annotations
 

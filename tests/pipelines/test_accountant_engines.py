@@ -1,6 +1,6 @@
-"""The accountant of an Opacus engine that reaches ``get_epsilon`` through a function parameter,
-a project subclass of the engine, and an engine whose default accountant is undecided (B11):
-real projects, real parsing, the real pipeline builder."""
+"""The accountant of an Opacus engine that reaches ``get_epsilon`` through a function parameter, a
+project subclass of the engine, and an engine whose default accountant is undecided (tan,
+bench/REAL_REPOS.md): real projects, real parsing, the real pipeline builder."""
 
 from __future__ import annotations
 

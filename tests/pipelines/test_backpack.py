@@ -1,5 +1,5 @@
 """BackPACK per-example gradients (``grad_batch``, ``batch_l2``) and the inverted clip factor
-(REAL_REPOS A.7 aside: ``clamp_max(norm / C, 1)`` multiplies instead of clipping)."""
+(fast-dpsgd, bench/REAL_REPOS.md: ``clamp_max(norm / C, 1)`` multiplies instead of clipping)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """An entry that dispatches on a configuration option (``if args.algo == "a": ... elif ...``)
-is the pipeline of the branch its defaults select (REAL_REPOS A.2, DPSUR): the other methods'
+is the pipeline of the branch its defaults select (DPSUR, bench/REAL_REPOS.md): the other methods'
 loops and divisors are left out, with a ``dispatch`` evidence saying so. ``Evaluator.truth``
 decides the tests; anything it cannot decide keeps every arm."""
 

@@ -1,7 +1,7 @@
 """The divisor classifier reads TF divisors natively (``tf.cast(n, ...)``, ``tf.shape(x)[0]``,
 ``tf.shape(input=x)[0]``) and gives a call of a project function the origin of what it returns
 (a loader from a helper whatever its name, element ``i`` of a returned tuple). Real projects
-written to disk, the real index; expected kinds follow the paper's rule (realized batch size
+written to disk, the real index; expected kinds follow docs/theory.md#update-rules (realized batch size
 -> ``realized``, hyper-parameter -> ``constant``, dataset size in a numerator -> ``expected``)."""
 
 from __future__ import annotations

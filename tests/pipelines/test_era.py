@@ -1,5 +1,6 @@
-"""Dating an undecided Opacus release by the API the user code calls (B13, B8): real projects
-written to disk, real dependency-file discovery, the real index finding the Opacus usage."""
+"""Dating an undecided Opacus release by the API the user code calls (git-commit pins and
+DP-SGD-Baseline-Opacus, bench/REAL_REPOS.md): real projects written to disk, real dependency-file
+discovery, the real index finding the Opacus usage."""
 
 from __future__ import annotations
 

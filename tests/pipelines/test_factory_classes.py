@@ -1,4 +1,4 @@
-"""Classes and functions built by factories (REAL_REPOS A.2, DPSUR): ``NoisySGD =
+"""Classes and functions built by factories (DPSUR, bench/REAL_REPOS.md): ``NoisySGD =
 noisy_class(SGD)`` where ``noisy_class`` returns a class defined inside it, methods called on an
 object that arrives as a parameter, constructor arguments passed through the factory's alias,
 and loader factories returning closures (``make, _ = loaders(...)``; ``make(data)``)."""

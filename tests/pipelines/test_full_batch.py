@@ -1,6 +1,7 @@
 """Full-batch DP gradient descent: every step uses the whole dataset, which is Poisson sampling
-with q = 1, decided when no sampling site exists and the accountant is told q = 1 (issue 13,
-group 6). Real projects on disk, the real builder and the real rule evaluation."""
+with q = 1, decided when no sampling site exists and the accountant is told q = 1
+(docs/theory.md#shuffle-rounds). Real projects on disk, the real builder and the real rule
+evaluation."""
 
 from __future__ import annotations
 

@@ -1,8 +1,9 @@
-"""Training loops over a project generator function (REAL_REPOS A.7, fast-dpsgd ``opacusdp.py``:
-``for x, y in data.dataloader(x, y, B)`` where ``dataloader`` yields ``x[i:i + B]`` over
-``range(0, n, B)``). The generator is classified by what it yields: fixed slices (sequential or
-after a permutation) are shuffle-like fixed batches, items selected by a Bernoulli mask are
-Poisson, anything else stays unknown with the reason. Real projects on disk, the real builder."""
+"""Training loops over a project generator function (fast-dpsgd ``opacusdp.py``,
+bench/REAL_REPOS.md: ``for x, y in data.dataloader(x, y, B)`` where ``dataloader`` yields
+``x[i:i + B]`` over ``range(0, n, B)``). The generator is classified by what it yields: fixed
+slices (sequential or after a permutation) are shuffle-like fixed batches, items selected by a
+Bernoulli mask are Poisson, anything else stays unknown with the reason. Real projects on disk,
+the real builder."""
 
 from __future__ import annotations
 

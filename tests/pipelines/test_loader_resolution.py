@@ -1,4 +1,4 @@
-"""Which loader a pipeline's training loop iterates (REAL_REPOS A.1, Handcrafted-DP): the loop
+"""Which loader a pipeline's training loop iterates (Handcrafted-DP, bench/REAL_REPOS.md): the loop
 that takes optimizer steps, not a statistics or pre-computation pass over another loader; a
 loader returned by a project helper, with the arm its flag defaults select; a
 ``DataLoader(shuffle=<expression>)`` is fixed-size batches either way."""

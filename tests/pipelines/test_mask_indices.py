@@ -1,4 +1,4 @@
-"""Bernoulli-mask loops that turn the mask into an index set (issue 4 review, item 1): the size
+"""Bernoulli-mask loops that turn the mask into an index set (docs/theory.md#update-rules): the size
 of the indices of ``torch.rand(N) < q`` -- or of a list built once per sampled index -- is the
 realized batch size, so dividing the noisy sum by it is ASGM; when the list is not built once
 per example the classifier must stay ``unknown``, never guess."""

@@ -1,5 +1,5 @@
 """The update-rule classifier on hand-written loops: what the noisy sum is divided by decides the
-mechanism (issue 4, "The principle that decides the update rule"), and non-DP noise is no
+mechanism (docs/theory.md#update-rules), and non-DP noise is no
 pipeline at all."""
 
 from __future__ import annotations

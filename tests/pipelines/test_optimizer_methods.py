@@ -1,6 +1,7 @@
-"""Updates inside methods of a project optimizer class (REAL_REPOS B1): the method is reached
-through ``opt.method()``, clipping in another method called per example counts as per-sample
-clipping, and ``self.attr`` reads what the caller assigned to ``opt.attr`` before the call."""
+"""Updates inside methods of a project optimizer class (DPSUR, bench/REAL_REPOS.md): the method is
+reached through ``opt.method()``, clipping in another method called per example counts as
+per-sample clipping, and ``self.attr`` reads what the caller assigned to ``opt.attr`` before the
+call."""
 
 from __future__ import annotations
 

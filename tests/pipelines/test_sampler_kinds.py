@@ -1,8 +1,8 @@
-"""Every batch sampler named (issue 14 item 3): a hand-written DP-SGD loop whose batch selection
-is each API of the sampler table in turn, classified by the real builder from real files, with
-its evidence; library APIs are matched by import-qualified name, so a project function with a
-library's name is not taken for it; a random draw that does not select the batch (random labels)
-is not a sampler."""
+"""Every batch sampler named (``dpcheck/data/samplers.json``): a hand-written DP-SGD loop whose
+batch selection is each API of the sampler table in turn, classified by the real builder from real
+files, with its evidence; library APIs are matched by import-qualified name, so a project function
+with a library's name is not taken for it; a random draw that does not select the batch (random
+labels) is not a sampler."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Where a training loop's batches come from (REAL_REPOS A.5, DP-SGD-Baseline-Opacus): ``it =
+"""Where a training loop's batches come from (DP-SGD-Baseline-Opacus, bench/REAL_REPOS.md): ``it =
 iter(loader)`` then ``next(it)`` inside ``for _ in range(steps)``; a loader that is one element of
 the tuples a helper returns (a return of another length is not the one unpacked); and the
 statements of dispatch arms the default configuration skips, which no analyzer reads. Real

@@ -1,6 +1,6 @@
-"""Accountant step counts (REAL_REPOS B10): the literal 1 of a per-step RDP computation is
-never the count (its callers' multiplier is, when they agree), and a counter's start value
-(``self.steps = 0`` bumped through another name, ``t = 1`` bumped by ``t = t + 1`` in the
+"""Accountant step counts (Handcrafted-DP, bench/REAL_REPOS.md): the literal 1 of a per-step RDP
+computation is never the count (its callers' multiplier is, when they agree), and a counter's start
+value (``self.steps = 0`` bumped through another name, ``t = 1`` bumped by ``t = t + 1`` in the
 loop) is not its value."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """N of a ``torch.utils.data.Subset``: the length of its index sequence (a slice of a permutation
 of a well-known dataset's indices, a range, a literal list), so the FEASGM divisor check runs on
-the real N (issue 13, group 4). Real projects on disk and the real builder."""
+the real N (docs/theory.md#divisor-dependence). Real projects on disk and the real builder."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
-"""TF-Privacy estimator pipelines (REAL_REPOS B15): the optimizer built in a ``model_fn`` reached
-as ``Estimator(model_fn=...)``, the input fn a factory returns, ``numpy_input_fn`` batches, the
-GDP accountant and the GDP tutorials' ``global microbatches``; and the sample rate ``B / N``
-given to an accountant as the source of N."""
+"""TF-Privacy estimator pipelines (the tensorflow/privacy tutorials, bench/REAL_REPOS.md): the
+optimizer built in a ``model_fn`` reached as ``Estimator(model_fn=...)``, the input fn a factory
+returns, ``numpy_input_fn`` batches, the GDP accountant and the GDP tutorials' ``global
+microbatches``; and the sample rate ``B / N`` given to an accountant as the source of N."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Hand-written TensorFlow 2 DP-SGD (issue 4, REAL_REPOS B15 ``tf2dp.py``): per-example
+"""Hand-written TensorFlow 2 DP-SGD (fast-dpsgd's ``tf2dp.py``, bench/REAL_REPOS.md): per-example
 gradients from ``tf.vectorized_map`` or ``GradientTape.jacobian``, per-example clipping,
 ``tf.random.normal`` noise and a divisor written with ``tf.cast``; noise that is not DP-SGD
 (on the inputs, or on a batch gradient clipped once as a whole) is no pipeline."""

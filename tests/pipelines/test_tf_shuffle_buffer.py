@@ -1,5 +1,6 @@
 """A tf.data ``.shuffle(buffer)`` is a (possibly local) shuffle whose buffer is recorded as
-evidence and never taken as the dataset size N (REAL_REPOS B14)."""
+evidence and never taken as the dataset size N (the tensorflow/privacy tutorials,
+bench/REAL_REPOS.md)."""
 
 from __future__ import annotations
 

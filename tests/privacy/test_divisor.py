@@ -1,4 +1,5 @@
-"""Divisor checks (math-spec §3.5, §5.3): exact rationals vs the code's float expression."""
+"""Divisor checks (docs/theory.md#divisor-dependence): exact rationals vs the code's float
+expression."""
 
 from __future__ import annotations
 

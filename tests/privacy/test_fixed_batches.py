@@ -1,6 +1,6 @@
-"""Once-per-epoch batches (math-spec §6.5): the deterministic-batch guarantee sqrt(E)/sigma-GDP
-and the max-statistic witness, checked against Monte Carlo runs of the real mechanism (noisy
-batch sums of clipped gradients over random permutations), the GDP closed form, an
+"""Once-per-epoch batches (docs/theory.md#shuffle-deterministic): the deterministic-batch guarantee
+sqrt(E)/sigma-GDP and the max-statistic witness, checked against Monte Carlo runs of the real
+mechanism (noisy batch sums of clipped gradients over random permutations), the GDP closed form, an
 independent cube-test evaluation (Chua et al.) and dp_accounting's PLD composition."""
 
 from __future__ import annotations
@@ -66,12 +66,12 @@ def mc_delta(losses: np.ndarray, eps: float) -> tuple[float, float]:
 
 
 def test_gdp_conversion_matches_the_spec_vectors() -> None:
-    """math-spec §2.3: delta_1(1) = 0.1269367375, eps(1e-5; mu = 1) = 4.377178096."""
+    """docs/theory.md#gaussian-dp: delta_1(1) = 0.1269367375, eps(1e-5; mu = 1) = 4.377178096."""
     profile = GdpProfile(deterministic_mu(1, 1.0))
     assert float(profile.delta(1.0)[0]) == pytest.approx(0.1269367375, rel=1e-9)
     assert profile.epsilon(1e-5) == pytest.approx(4.377178096, rel=1e-9)
     assert deterministic_mu(10, 1.0) == pytest.approx(math.sqrt(10))
-    assert GdpProfile(math.sqrt(10)).epsilon(1e-5) == pytest.approx(17.85658683, rel=1e-7)  # math-spec §6.5
+    assert GdpProfile(math.sqrt(10)).epsilon(1e-5) == pytest.approx(17.85658683, rel=1e-7)  # docs/theory.md#shuffle-deterministic
 
 
 @pytest.mark.parametrize("n, b, sigma, epochs, drop_last", [
@@ -152,7 +152,8 @@ def test_epoch_composition_matches_dp_accounting() -> None:
 
 def test_zero_others_pair_reproduces_paper_b_max_test() -> None:
     """With the other gradients at 0 the one-epoch witness curve is f_sub of Ertan & van Dijk
-    (math-spec §6.1 reference value f_sub(0.05; M = 5000, sigma = 0.2) = 0.21794)."""
+    (docs/theory.md#shuffle-witness reference value f_sub(0.05; M = 5000, sigma = 0.2) =
+    0.21794)."""
     single, _ = max_statistic_witnesses(MaxStatisticPair(5000, 0.2, *ZERO_OTHERS_SHIFTS), 1)
     assert float(single.pld.tradeoff(0.05)) == pytest.approx(0.21794, abs=2e-3)
 

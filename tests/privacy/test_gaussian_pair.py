@@ -1,4 +1,5 @@
-"""ScaledGaussianPair (math-spec §4): reference vectors, Monte Carlo, split evaluator vs ncx2."""
+"""ScaledGaussianPair (docs/theory.md#scaled-gaussian-pair): reference vectors, Monte Carlo, split
+evaluator vs ncx2."""
 
 from __future__ import annotations
 
@@ -46,7 +47,8 @@ def test_split_evaluator_matches_ncx2(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_split_evaluator_where_ncx2_fails() -> None:
     """n = 1.5e6, mu = 1, 1 - s = 1e-7: scipy's ncx2 returns NaN; the split evaluator is close to
-    the heuristic Gaussian limit G_mu_eq (agreement ~1e-7 per §4.4, checked at 1e-4)."""
+    the heuristic Gaussian limit G_mu_eq (agreement ~1e-7, docs/theory.md#split-evaluator, checked
+    at 1e-4)."""
     n, mu, e = 1_500_000, 1.0, 1e-7
     pair = ScaledGaussianPair(n, mu, 1 - e, e)
     assert pair.uses_split_evaluator

@@ -1,4 +1,4 @@
-"""Gaussian DP: the reference vectors of math-spec §2.1/§2.3, the closed forms against direct
+"""Gaussian DP: the reference vectors of docs/theory.md#gaussian-dp, the closed forms against direct
 scipy evaluations, the extremes, and the Gaussian-shift pair against Monte Carlo."""
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""Index-revealed mixtures (math-spec §2.8): the three regions of the revealed-index SGM curve
-in closed form, a Monte Carlo of the likelihood-ratio test, delta in both directions."""
+"""Index-revealed mixtures (docs/theory.md#revealed-index-mixtures): the three regions of the
+revealed-index SGM curve in closed form, a Monte Carlo of the likelihood-ratio test, delta in both
+directions."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""Normalized mechanisms (math-spec §3.3-§3.7, §5.2): reference tables, Monte Carlo, PLD rounds,
-the shift-merging used to make the rounds fast (and the lemma behind it), and the issue-3 setting."""
+"""Normalized mechanisms (docs/theory.md#per-pair-guarantee, docs/theory.md#asgm): reference
+tables, Monte Carlo, PLD rounds, the shift-merging used to make the rounds fast (and the lemma
+behind it), and the MNIST-sized setting (N = 60000, n = 1.5e6)."""
 
 from __future__ import annotations
 
@@ -42,7 +43,7 @@ def test_audit_table_sigma_as_std() -> None:
     assert float(easgm_mixture(4, 0.5, 100.0, 100).tradeoff(0.05)) == pytest.approx(0.06863, abs=5e-6)
 
 
-def test_monotone_vectors() -> None:
+def test_monotone_vectors() -> None:  # docs/theory.md#per-pair-monotonicity
     in_n = [float(easgm_mixture(4, 0.5, 10.0, n).tradeoff(0.05)) for n in (1, 3, 10, 30, 100)]
     np.testing.assert_allclose(in_n, [0.936, 0.907, 0.801, 0.522, 0.068], atol=6e-4)
     in_big_n = [float(easgm_mixture(big, 0.5, 10.0, 10).tradeoff(0.05)) for big in (2, 4, 8, 16, 64)]
@@ -74,8 +75,9 @@ def test_curves_valid() -> None:
 
 
 def test_monte_carlo_revealed_index_mixture() -> None:
-    """Sample (k, j) and the n-dimensional release of the §3.2 pair for N = 4, q = 0.5, sigma = 10,
-    n = 10, compute each draw's loss from the densities, and compare alpha/beta at thresholds."""
+    """Sample (k, j) and the n-dimensional release of the worst-case pair
+    (docs/theory.md#worst-case-pair) for N = 4, q = 0.5, sigma = 10, n = 10, compute each draw's
+    loss from the densities, and compare alpha/beta at thresholds."""
     big_n, q, sigma, n, draws = 4, 0.5, 10.0, 10, 100_000
     s = big_n / (big_n + 1)
     rng = np.random.default_rng(21)
@@ -142,7 +144,7 @@ def test_feasgm_equal_floors_is_revealed_index_sgm() -> None:
     check = check_divisor(feasgm_rule(Fraction(256, 60000)), 60000)
     mixture = feasgm_mixture(check, q, 1.0, 1000)
     assert check.one_minus_s_add == 0.0
-    mid = 0.3  # middle region of the revealed-index SGM curve (§3.3): 1 - alpha - q(2 Phi(mu/2) - 1)
+    mid = 0.3  # middle region of the revealed-index SGM curve (docs/theory.md#per-pair-guarantee): 1 - alpha - q(2 Phi(mu/2) - 1)
     assert float(mixture.tradeoff(mid)) == pytest.approx(1 - mid - q * (2 * norm.cdf(0.5) - 1), abs=1e-9)
 
 
@@ -236,7 +238,7 @@ def test_merging_keeps_the_bracket_order() -> None:
     assert nothing is None and upper_only.epsilon(1e-5) == pytest.approx(exact_hi.epsilon(1e-5), abs=2e-3)
 
 
-def test_issue_setting_revealed_index_sgm_against_binomial_closed_form() -> None:
+def test_mnist_setting_revealed_index_sgm_against_binomial_closed_form() -> None:
     """N = 60000, q = 256/60000, sigma = 1.1, T = 3500: revealing j alone (s = 1, no variance
     part) gives sum_c Bin(T, q)(c) delta_{G(sqrt(c)/sigma)}: eps(1e-5) = 25.43, against the
     claimed 1.13. This is why the reconstructed per-pair guarantee is loose (see ``easgm``)."""
@@ -257,8 +259,8 @@ def test_issue_setting_revealed_index_sgm_against_binomial_closed_form() -> None
     assert exact == pytest.approx(25.43, abs=0.01)
 
 
-def test_issue_setting_per_pair_guarantee() -> None:
-    """The issue-3 report setting (n = 1.5e6): the T-round per-pair guarantee is bracketed to
+def test_mnist_setting_per_pair_guarantee() -> None:
+    """The MNIST-sized setting (n = 1.5e6): the T-round per-pair guarantee is bracketed to
     better than 1e-2 (it was [27.04, 28.18] with rounding down) and exceeds both the variance
     witness (8.24) and the revealed-index SGM part (25.43): it adds the two leaks."""
     from dpcheck.privacy.variance_witness import VarianceWitness
@@ -273,9 +275,10 @@ def test_issue_setting_per_pair_guarantee() -> None:
 
 
 def test_huge_leak_coarsens_the_default_grid() -> None:
-    """FEASGM N = 999, q = 1/100 (s = 0.9), n = 26010 (§3.5: membership revealed): the T-round
-    loss spans ~1e5, so the default grid is coarsened to stay near COMPOSED_POINTS points; the
-    bracket still holds and is at least the variance part alone on (n - 1) T coordinates."""
+    """FEASGM N = 999, q = 1/100 (s = 0.9), n = 26010 (docs/theory.md#divisor-dependence:
+    membership revealed): the T-round loss spans ~1e5, so the default grid is coarsened to stay
+    near COMPOSED_POINTS points; the bracket still holds and is at least the variance part alone on
+    (n - 1) T coordinates."""
     from dpcheck.privacy.pld import COMPOSED_POINTS, default_interval
     from dpcheck.privacy.variance_witness import VarianceWitness
 

@@ -1,4 +1,4 @@
-"""Extreme inputs of the engine (review follow-up of issues 3 and 6): a noise multiplier too small
+"""Extreme inputs of the engine (docs/theory.md#sgm-pld): a noise multiplier too small
 to compute with, epsilons past e^709, loss laws too wide for the default PLD grid, the RDP
 delta read-out, and the loader length shared by the request and the divisor check."""
 

@@ -1,6 +1,6 @@
 """The claimed SGM guarantee: the C_q reference vectors, a Monte Carlo of the one-round
 mechanism in both directions, the dominating pairs against quadrature, and the T-round PLD
-vectors of math-spec §2.7."""
+vectors of docs/theory.md#sgm-pld."""
 
 from __future__ import annotations
 

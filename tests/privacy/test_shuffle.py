@@ -1,4 +1,5 @@
-"""Shuffle vs Poisson (math-spec §6): published thresholds, reference values, Monte Carlo."""
+"""Shuffle vs Poisson (docs/theory.md#shuffling): published thresholds, reference values, Monte
+Carlo."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""VarianceWitness (math-spec §5.1, §3.5): reference numbers, conjugate check, Monte Carlo."""
+"""VarianceWitness (docs/theory.md#variance-witness, docs/theory.md#divisor-dependence): reference
+numbers, conjugate check, Monte Carlo."""
 
 from __future__ import annotations
 
@@ -25,10 +26,10 @@ def test_mnist_like_numbers() -> None:
 @pytest.mark.parametrize(
     ("coordinates", "s", "expected", "rel"),
     [
-        (26010 * 3516, 60000 / 60001, 0.9221, 1e-4),  # §5.1, n = 26010
+        (26010 * 3516, 60000 / 60001, 0.9221, 1e-4),  # docs/theory.md#variance-witness, n = 26010
         (100, 0.8, 0.06863, 1e-4),  # audit setting N = 4, n = 100, T = 1
-        (26010, 62 / 63, 0.0224, 5e-3),  # §3.5 Opacus N = 1007
-        (26010, 63 / 59, 2.6e-39, 2e-2),  # §3.5 Opacus N = 1008 (s > 1)
+        (26010, 62 / 63, 0.0224, 5e-3),  # docs/theory.md#divisor-dependence, Opacus N = 1007
+        (26010, 63 / 59, 2.6e-39, 2e-2),  # Opacus N = 1008 (s > 1)
     ],
 )
 def test_forward_reference_values(coordinates: int, s: float, expected: float, rel: float) -> None:
@@ -37,7 +38,8 @@ def test_forward_reference_values(coordinates: int, s: float, expected: float, r
 
 
 def test_s_below_one_membership_revealed() -> None:
-    """§3.5: N = 999, q = 1/100 gives s = 0.9 and beta(0.05) ~ 1e-118 at n = 26010."""
+    """docs/theory.md#divisor-dependence: N = 999, q = 1/100 gives s = 0.9 and beta(0.05) ~ 1e-118
+    at n = 26010."""
     forward, _ = VarianceWitness(26010, 0.9).directional_tradeoffs(0.05)
     assert 1e-119 < forward[0] < 1e-117
 
@@ -52,7 +54,8 @@ def test_directions_are_swapped_by_inverting_s() -> None:
 
 @pytest.mark.parametrize("eps", [0.0, 0.5, 1.0, 2.0])
 def test_delta_matches_conjugate_of_curve(eps: float) -> None:
-    """delta(eps) = sup_alpha (1 - f(alpha) - e^eps alpha) in each direction (DRS Prop. 2.12)."""
+    """delta(eps) = sup_alpha (1 - f(alpha) - e^eps alpha) in each direction (Dong, Roth, Su 2022,
+    Prop. 2.12)."""
     witness = VarianceWitness(100, 0.8)
     grid = np.concatenate([np.logspace(-12, -1, 4000), np.linspace(0.1, 1, 4000)])
     forward, backward = witness.directional_tradeoffs(grid)

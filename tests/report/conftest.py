@@ -158,7 +158,7 @@ def make_result(source: str, path: str = "train.py") -> ScanResult:
             "corrected_epsilon": 8.41,
             "summary": [
                 "claimed eps = 2.97 (SGM, RDP, delta = 1e-05)",
-                "corrected eps <= 8.41 (ASGM, Theorem 2)",
+                "corrected eps <= 8.41 (ASGM witness)",
             ],
         },
         context=line_text(source, divisor.line),

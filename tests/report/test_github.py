@@ -63,7 +63,7 @@ def test_one_annotation_per_finding_with_location_and_title(project: Project) ->
     assert first == asgm.message
     # the message, the bound in one line and the rule's own page: no evidence on the diff
     assert details == [
-        "bound: claimed eps = 2.97 (SGM, RDP, delta = 1e-05); corrected eps <= 8.41 (ASGM, Theorem 2)",
+        "bound: claimed eps = 2.97 (SGM, RDP, delta = 1e-05); corrected eps <= 8.41 (ASGM witness)",
         "rule: https://example.org/dpcheck/rules/DP101",
     ]
     _, _, unpinned = parsed[0]

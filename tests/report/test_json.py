@@ -1,4 +1,4 @@
-"""The JSON report: the documented keys (issue 2), strict JSON, round trip."""
+"""The JSON report: the documented keys (README.md, "JSON output"), strict JSON, round trip."""
 
 from __future__ import annotations
 

@@ -96,7 +96,7 @@ def test_evidence_and_bound_summary_lines(project: Project) -> None:
     assert f"  = evidence: train.py:{divisor_line}: {note}\n" in out
     assert "  = evidence: train.py:9: RDP accountant assumes SGM + Poisson\n" in out
     assert "  = bound: claimed eps = 2.97 (SGM, RDP, delta = 1e-05)\n" in out
-    assert "  = bound: corrected eps <= 8.41 (ASGM, Theorem 2)\n" in out
+    assert "  = bound: corrected eps <= 8.41 (ASGM witness)\n" in out
     assert out.count("= bound:") == 2  # the DP102 bound has no summary: nothing printed
 
 

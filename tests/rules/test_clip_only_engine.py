@@ -1,5 +1,5 @@
 """An Opacus engine given a noise multiplier of zero only clips: Opacus is not the mechanism the
-project's epsilon is about, so its default accountant is never assumed (issue 13, group 6).
+project's epsilon is about, so its default accountant is never assumed.
 Real projects on disk, the real builder and the real rule evaluation."""
 
 from __future__ import annotations

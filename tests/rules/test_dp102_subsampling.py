@@ -1,6 +1,6 @@
 """DP102 for every subsampling accountant: fixed-size batches of a shuffled or fixed order
 accounted by an accountant that assumes Poisson subsampling or a fresh subsample drawn without
-replacement at every step (issue 13, group 6). Real projects, builder and rule evaluation."""
+replacement at every step (docs/theory.md#shuffling). Real projects, builder and rule evaluation."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 """DP101 on Opacus pipelines: not claimed when ``poisson_sampling=False`` keeps a loader dpcheck
-cannot follow (B8), and worded after the accountant really assumed (B11). Real projects, the
-real builder and the real rule evaluation."""
+cannot follow (DP-SGD-Baseline-Opacus, bench/REAL_REPOS.md), and worded after the accountant really
+assumed (tan, bench/REAL_REPOS.md). Real projects, the real builder and the real rule
+evaluation."""
 
 from __future__ import annotations
 

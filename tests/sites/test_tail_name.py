@@ -1,5 +1,5 @@
 """``tail_name``: the one helper for the last component of a dotted name, read off real encoded
-calls (issue 4 review, item 3: it replaced five private copies)."""
+calls (one helper instead of a private copy in each module)."""
 
 from __future__ import annotations
 
