@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from dpcheck.errors import ParameterError
-from dpcheck.privacy.checks import MIN_SIGMA
+from dpcheck.privacy._checks import MIN_SIGMA
 from dpcheck.privacy.clt import clt_mu_poisson
 from dpcheck.privacy.gdp import gdp_delta, gdp_epsilon
 from dpcheck.privacy.rdp import Conversion, poisson_sgm_rdp_delta, poisson_sgm_rdp_epsilon

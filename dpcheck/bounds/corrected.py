@@ -43,12 +43,12 @@ from dpcheck.privacy.labels import Kind, Label
 from dpcheck.privacy.normalized import normalized_components, normalized_rounds
 from dpcheck.privacy.pld import TwoSidedPLD
 from dpcheck.privacy.sgm import sgm_pld
+from dpcheck.privacy.shuffle_threshold import sigma_threshold
 from dpcheck.privacy.shuffle import (
     chi2_delta,
     kappa_closed_form,
     kappa_sub,
     poisson_miss_probability,
-    sigma_threshold,
     thm41_candidate_delta,
     thm41_regime,
 )

@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 
 from dpcheck.bounds.defaults import DEFAULT_ALPHAS, DEFAULT_DELTA, MECHANISM_NAMES
 from dpcheck.errors import ParameterError
-from dpcheck.privacy.checks import require_sigma
+from dpcheck.privacy._checks import require_sigma
 from dpcheck.privacy.divisor import loader_length
 from dpcheck.samplers import sampler_table
 

@@ -1,7 +1,7 @@
 """Shared numeric helpers of the privacy engine: array coercion, array parameter checks and
 stable log-space arithmetic. Pure functions; every check raises ``ParameterError`` naming the
 parameter, so bad input never surfaces as a NaN or a traceback. The scalar checks live in
-``dpcheck.privacy.checks`` (light enough for the scan) and are imported here for the engine."""
+``dpcheck.privacy._checks`` (light enough for the scan) and are imported here for the engine."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from scipy.optimize import brentq
 from numpy.typing import ArrayLike, NDArray
 
 from dpcheck.errors import ParameterError
-from dpcheck.privacy.checks import (  # noqa: F401 - the engine's modules import the checks from here
+from dpcheck.privacy._checks import (  # noqa: F401 - the engine's modules import the checks from here
     MIN_SIGMA,
     require_delta,
     require_positive,

@@ -28,18 +28,11 @@ from scipy.optimize import minimize_scalar
 from scipy.special import log_ndtr, ndtr
 from scipy.stats import norm
 
-from dpcheck.errors import ParameterError
+from dpcheck.privacy._checks import require_rounds
 from dpcheck.privacy._numerics import FloatArray, require_alpha, require_positive, require_steps
 
 BERRY_ESSEEN_VAN_BEEK: float = 0.7975
 """The Berry-Esseen constant the Thm 4.1 candidate uses (van Beek 1972)."""
-
-
-def _require_rounds(m: int) -> int:
-    """M, the rounds per epoch: an integer >= 2 (ln M must be positive)."""
-    if isinstance(m, bool) or int(m) != m or m < 2:
-        raise ParameterError(f"rounds per epoch M must be an integer >= 2, got {m!r}")
-    return int(m)
 
 
 def f_sub(a: ArrayLike, rounds: int, sigma: float) -> FloatArray:
@@ -72,7 +65,7 @@ def f_sub(a: ArrayLike, rounds: int, sigma: float) -> FloatArray:
     [1.0, 0.21794, 0.0]
     """
     alpha = np.atleast_1d(require_alpha(a))
-    m = _require_rounds(rounds)
+    m = require_rounds(rounds)
     mu = 1.0 / require_positive("sigma", sigma)
     with np.errstate(divide="ignore"):
         log_keep = np.log1p(-alpha)
@@ -114,7 +107,7 @@ def kappa_sub(rounds: int, sigma: float) -> float:
     >>> round(kappa_sub(5000, 1.0), 5)
     0.00144
     """
-    m = _require_rounds(rounds)
+    m = require_rounds(rounds)
     mu = 1.0 / require_positive("sigma", sigma)
     centre = math.sqrt(2.0 * math.log(m))
     grid = np.linspace(centre - 10.0, centre + mu + 10.0, 4001)
@@ -125,33 +118,6 @@ def kappa_sub(rounds: int, sigma: float) -> float:
         lambda t: -_separation_at(t, m, mu), bounds=(lo, hi), method="bounded", options={"xatol": 1e-10}
     )
     return max(-float(result.fun), float(values[best])) / math.sqrt(2.0)
-
-
-def sigma_threshold(rounds: int) -> float:
-    """1/sqrt(2 ln M): below this noise multiplier shuffled DP-SGD has no favourable guarantee.
-
-    The threshold of Ertan & van Dijk (2026) that DP104 checks (docs/theory.md#shuffle-threshold):
-    either sigma >= 1/sqrt(2 ln M) or one epoch's separation is at least ``kappa_closed_form(M)``.
-
-    Parameters
-    ----------
-    rounds : int
-        Rounds (batches) per epoch M, >= 2.
-
-    Returns
-    -------
-    float
-        The sigma threshold.
-
-    Examples
-    --------
-    >>> from dpcheck.privacy.shuffle import sigma_threshold
-    >>> round(sigma_threshold(5000), 5)  # ImageNet-sized epoch
-    0.24229
-    >>> round(sigma_threshold(23_000_000), 5)  # LAION-sized epoch
-    0.17175
-    """
-    return 1.0 / math.sqrt(2.0 * math.log(_require_rounds(rounds)))
 
 
 def kappa_closed_form(rounds: int) -> float:
@@ -175,7 +141,7 @@ def kappa_closed_form(rounds: int) -> float:
     >>> round(kappa_closed_form(5000), 5), round(kappa_closed_form(23_000_000), 5)
     (0.31938, 0.32933)
     """
-    m = _require_rounds(rounds)
+    m = require_rounds(rounds)
     return (1.0 - 1.0 / math.sqrt(4.0 * math.pi * math.log(m))) / math.sqrt(8.0)
 
 
@@ -201,7 +167,7 @@ def poisson_miss_probability(rounds: int) -> float:
     >>> round(poisson_miss_probability(5000), 4)
     0.3678
     """
-    m = _require_rounds(rounds)
+    m = require_rounds(rounds)
     return math.exp(m * math.log1p(-1.0 / m))
 
 
@@ -261,7 +227,7 @@ def thm41_regime(rounds: int, sigma: float) -> bool:
     >>> thm41_regime(1_140_000, 1.0), thm41_regime(1000, 0.5)
     (True, False)
     """
-    return require_positive("sigma", sigma) >= math.sqrt(3.0 / math.log(_require_rounds(rounds)))
+    return require_positive("sigma", sigma) >= math.sqrt(3.0 / math.log(require_rounds(rounds)))
 
 
 def thm41_candidate_delta(rounds: int, sigma: float) -> float:
@@ -291,7 +257,7 @@ def thm41_candidate_delta(rounds: int, sigma: float) -> float:
     >>> round(thm41_candidate_delta(1_140_000, 1.0), 6)  # the paper's example: about 0.01
     0.009976
     """
-    return _thm41_numerator(sigma) / math.sqrt(_require_rounds(rounds))
+    return _thm41_numerator(sigma) / math.sqrt(require_rounds(rounds))
 
 
 def thm41_candidate_rounds(delta: float, sigma: float) -> float:
@@ -339,7 +305,7 @@ def chi2_delta(rounds: int, sigma: float, epochs: int = 1) -> float:
     >>> round(chi2_delta(1000, 1.0), 4), round(chi2_delta(1000, 1.0, epochs=10), 4)
     (0.0207, 0.0658)
     """
-    m = _require_rounds(rounds)
+    m = require_rounds(rounds)
     mu = 1.0 / require_positive("sigma", sigma)
     e = require_steps("epochs", epochs)
     return 0.5 * math.sqrt(math.expm1(e * math.log1p(math.expm1(mu * mu) / m)))
@@ -348,4 +314,4 @@ def chi2_delta(rounds: int, sigma: float, epochs: int = 1) -> float:
 def asymptotic_tv(rounds: int, sigma: float) -> float:
     """s / sqrt(2 pi M) with s^2 = e^(1/sigma^2) - 1: the asymptotically exact TV, display only."""
     mu = 1.0 / require_positive("sigma", sigma)
-    return math.sqrt(math.expm1(mu * mu) / (2.0 * math.pi * _require_rounds(rounds)))
+    return math.sqrt(math.expm1(mu * mu) / (2.0 * math.pi * require_rounds(rounds)))

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 from dpcheck.model import Pipeline, Role
 from dpcheck.pipelines.params import batches_per_epoch
+from dpcheck.privacy.shuffle_threshold import sigma_threshold
 from dpcheck.project import Project
 from dpcheck.rules.anchors import entry, users_side
 from dpcheck.rules.rule import BoundPolicy, Hit, PipelineRule
@@ -74,8 +75,6 @@ def check(pipeline: Pipeline, project: Project) -> Iterator[LowNoiseShuffle]:
     sigma = pipeline.params.get("sigma")
     if sigma is None or sigma.value is None or sigma.value <= 0:
         return  # no noise: DP switched off (a non-private run), not a low-noise DP run
-    from dpcheck.privacy.shuffle import sigma_threshold  # the numeric engine, only for a noisy shuffle
-
     span = users_side(pipeline, Role.NOISE) or sigma.span or entry(pipeline)
     rounds = batches_per_epoch(pipeline.params)
     if rounds is not None:

@@ -13,11 +13,12 @@ from scipy.stats import norm
 
 from dpcheck.errors import ParameterError
 from dpcheck.privacy import shuffle
+from dpcheck.privacy.shuffle_threshold import sigma_threshold
 
 
 @pytest.mark.parametrize(("m", "sigma", "kappa"), [(5000, 0.24229, 0.31938), (23_000_000, 0.17175, 0.32933)])
 def test_thresholds(m: int, sigma: float, kappa: float) -> None:
-    assert shuffle.sigma_threshold(m) == pytest.approx(sigma, abs=5e-6)
+    assert sigma_threshold(m) == pytest.approx(sigma, abs=5e-6)
     assert shuffle.kappa_closed_form(m) == pytest.approx(kappa, abs=5e-6)
 
 
@@ -28,7 +29,7 @@ def test_kappa_sub(m: int, sigma: float, kappa: float) -> None:
 
 def test_kappa_sub_above_closed_form_in_regime() -> None:
     for m in (100, 5000, 10**6):
-        sigma = 0.9 * shuffle.sigma_threshold(m)
+        sigma = 0.9 * sigma_threshold(m)
         assert shuffle.kappa_sub(m, sigma) >= shuffle.kappa_closed_form(m)
 
 

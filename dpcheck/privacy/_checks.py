@@ -59,3 +59,10 @@ def require_steps(name: str, value: int) -> int:
     if isinstance(value, bool) or int(value) != value or int(value) < 1:
         raise ParameterError(f"{name} must be an integer >= 1, got {value!r}")
     return int(value)
+
+
+def require_rounds(m: int) -> int:
+    """M, the rounds per epoch: an integer >= 2 (ln M must be positive)."""
+    if isinstance(m, bool) or int(m) != m or m < 2:
+        raise ParameterError(f"rounds per epoch M must be an integer >= 2, got {m!r}")
+    return int(m)
