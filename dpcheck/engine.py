@@ -284,8 +284,8 @@ def _link(
 ) -> _Linked:
     """Facts -> project view -> file rules, pipelines -> rule findings; an internal error in
     linking is reported, never raised, and the per-file results survive it."""
-    from dpcheck.pipelines import build_pipelines
-    from dpcheck.rules import check_files, evaluate
+    from dpcheck.pipelines import link_project
+    from dpcheck.rules import check_files, check_unlinked, evaluate
 
     config = settings.config
     facts = collect_facts(settings.root, dependency_files)
@@ -303,8 +303,9 @@ def _link(
     )
     per_file = tuple(check_files(analyzer.analyses.values(), project))
     try:
-        pipelines = build_pipelines(project)
-        findings = evaluate(pipelines, project)
+        linking = link_project(project)
+        pipelines = linking.pipelines
+        findings = [*evaluate(pipelines, project), *check_unlinked(linking.unlinked, project)]
     except Exception as exc:  # noqa: BLE001 - keep per-file results even if linking fails
         message = f"internal error while linking pipelines: {type(exc).__name__}: {exc}"
         return _Linked((), per_file, (*errors, ScanError(".", message, internal=True)))

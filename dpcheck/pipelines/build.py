@@ -19,15 +19,25 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from dpcheck.model import NO_ACCOUNTANT, Accountant, Evidence, Pipeline, Span, Undecided
+from dpcheck.model import (
+    NO_ACCOUNTANT,
+    Accountant,
+    Evidence,
+    Pipeline,
+    Span,
+    Undecided,
+    UnlinkedCode,
+)
 from dpcheck.pipelines.accountants import AccountantCall, AccountantFinder
 from dpcheck.pipelines.engine_patch import patched_callees
+from dpcheck.pipelines.entry_points import decorated_entries
 from dpcheck.pipelines.handwritten import (
     NOISE_TAILS,
     HandwrittenAnalyzer,
     HandwrittenUpdate,
 )
 from dpcheck.pipelines.index import ProjectIndex
+from dpcheck.pipelines.markers import MarkerFinder
 from dpcheck.pipelines.opacus_usage import (
     ENTRY_CALLS,
     OpacusUsage,
@@ -47,6 +57,17 @@ from dpcheck.project import Project
 from dpcheck.sites.ir import IR, callee_name, tail_name
 
 MAX_SCOPES = 400
+#: An entry that formed no pipeline: its name, its context and the scopes it reaches.
+_Tried = tuple[str, Ctx, list[Ctx]]
+
+
+@dataclass(frozen=True)
+class Linking:
+    """What the pipeline stage produced for a project: its pipelines, and the DP code it saw
+    but could not link into one (``dpcheck.pipelines.markers``)."""
+
+    pipelines: list[Pipeline]
+    unlinked: list[UnlinkedCode]
 
 
 def mechanism(norm: str, sampling: str, by_loader: bool = False) -> str:
@@ -97,24 +118,56 @@ class PipelineBuilder:
         self._truths: dict[tuple[str, str, int], bool | None] = {}
 
     def build(self) -> list[Pipeline]:
+        return self.link().pipelines
+
+    def link(self) -> Linking:
+        """The pipelines of every entry, and the DP code of the entries that formed none."""
         pipelines: list[Pipeline] = []
         covered: set[Ctx] = set()
+        formed: set[Ctx] = set()
+        tried: list[_Tried] = []
         for ctx in self._scripts():
             scopes, pipeline = self._entry(f"{ctx.path}", ctx)
             if pipeline is not None:
                 pipelines.append(pipeline)
                 covered.update(scopes)
+                formed.update(scopes)
+            else:
+                tried.append((ctx.path, ctx, scopes))
         for ctx in self._dp_functions():
             if ctx in covered:
                 continue
             for top in self._top_callers(ctx):
                 if top in covered:
                     continue
-                scopes, pipeline = self._entry(f"{top.path}::{top.scope}", top)
+                entry = f"{top.path}::{top.scope}"
+                scopes, pipeline = self._entry(entry, top)
                 covered.update(scopes)
                 if pipeline is not None:
                     pipelines.append(pipeline)
-        return sorted(pipelines, key=lambda p: (p.path, p.line, p.entry))
+                    formed.update(scopes)
+                else:
+                    tried.append((entry, top, scopes))
+        return Linking(sorted(pipelines, key=lambda p: (p.path, p.line, p.entry)),
+                       self._unlinked(tried, formed))
+
+    def _unlinked(self, tried: list[_Tried], formed: set[Ctx]) -> list[UnlinkedCode]:
+        """The DP code of the entries that formed no pipeline (scopes a formed pipeline
+        reaches are left out: what they hold was linked)."""
+        finder = MarkerFinder(self.index, self.handwritten)
+        found: list[UnlinkedCode] = []
+        for entry, ctx, scopes in tried:
+            rest = [scope for scope in scopes if scope not in formed]
+            if not rest:
+                continue
+            self.index.questions.begin(self.budget)
+            markers = finder.find(rest)
+            if markers.dp_code:
+                scope = self.index.scope(ctx)
+                line = scope.line if scope is not None and ctx.scope != "<module>" else 1
+                found.append(UnlinkedCode(entry, ctx.path, line, markers.evidence,
+                                          markers.missing, markers.libraries))
+        return found
 
     def _entry(self, entry: str, ctx: Ctx) -> tuple[list[Ctx], Pipeline | None]:
         """The scopes an entry reaches and its pipeline, analysed within one work budget. A
@@ -158,9 +211,10 @@ class PipelineBuilder:
 
     def _callees(self, ctx: Ctx) -> Iterator[tuple[Ctx, tuple[Span, ...]]]:
         """The project functions ``ctx`` calls, passes as an argument (positional or keyword:
-        ``Estimator(model_fn=fn)``, ``app.run(main)``) or returns (an estimator ``input_fn``
-        factory returns its nested ``input_fn``), each with the dispatch tests that skip the
-        call under the default configuration (none: the call runs)."""
+        ``Estimator(model_fn=fn)``, ``app.run(main)``, ``fire.Fire(main)``) or returns (an
+        estimator ``input_fn`` factory returns its nested ``input_fn``), and for a module the
+        functions a command-line framework runs (``entry_points``), each with the dispatch tests
+        that skip the call under the default configuration (none: the call runs)."""
         for where, stmt, node in self.index.calls([ctx]):
             skipped = tuple(Span(where.path, line) for line, runs in self._dispatch(where, stmt)
                             if not runs)
@@ -172,6 +226,8 @@ class PipelineBuilder:
             if stmt["k"] == "return" and stmt["e"][0] == "r":
                 yield from ((f, ()) for f in self._functions(stmt["e"][1], where))
         yield from ((f, ()) for f in patched_callees(self.index, ctx))
+        if ctx.scope == "<module>":
+            yield from ((f, ()) for f in decorated_entries(self.index, ctx.path))
 
     def _functions(self, name: str, where: Ctx) -> list[Ctx]:
         """The project functions ``name`` may be at ``where``, including a function defined
@@ -244,20 +300,46 @@ class PipelineBuilder:
         return order
 
     def _dp_functions(self) -> Iterator[Ctx]:
-        """Functions holding a noise draw or an Opacus entry call (found through the call
-        index, so only those scopes are analysed)."""
+        """Functions holding a noise draw (a Gaussian draw, a call of a project helper that
+        returns one, a library privatizer) or an Opacus entry call, found through the call
+        index so only those scopes are analysed; then the functions that call into a DP library
+        (``MarkerFinder.library_scopes``): DP code that may form a pipeline, and is reported
+        when it forms none."""
         seen: set[Ctx] = set()
+        helpers: set[str] = set()
         for tail in sorted(NOISE_TAILS | ENTRY_CALLS | {"attach"}):
             for where, _ in self.index.calls_named(tail):
-                ctx = Ctx(where.path, where.scope)
-                summary = self.index.summary(where.path)
-                if ctx in seen or self.index.skipped(where.path) or not summary \
-                        or ctx.scope == "<module>" or ctx.scope in summary["classes"] \
-                        or _engine_method(summary, ctx.scope):
+                ctx = self._function_scope(where)
+                if ctx is None or ctx in seen:
                     continue
                 seen.add(ctx)
+                if tail in NOISE_TAILS and self.handwritten.steps.returns_noise(ctx):
+                    helpers.add(ctx.scope.rpartition(".")[2])
                 if find_usage(self.index, [ctx]) or self.handwritten.analyze([ctx]).noise:
                     yield ctx
+        for helper in sorted(helpers):
+            for where, _ in self.index.calls_named(helper):
+                ctx = self._function_scope(where)
+                if ctx is not None and ctx not in seen:
+                    seen.add(ctx)
+                    if self.handwritten.analyze([ctx]).noise:
+                        yield ctx
+        finder = MarkerFinder(self.index, self.handwritten)
+        for ctx in finder.library_scopes(self._paths()):
+            if ctx not in seen and self._function_scope(ctx) is not None:
+                seen.add(ctx)
+                yield ctx
+
+    def _function_scope(self, where: Ctx) -> Ctx | None:
+        """The function scope of ``where`` when it may hold an entry's DP code: not module
+        level, not a class body, not a test or vendored file, not a method of a local engine
+        class."""
+        summary = self.index.summary(where.path)
+        ctx = Ctx(where.path, where.scope)
+        if self.index.skipped(where.path) or not summary or ctx.scope == "<module>" \
+                or ctx.scope in summary.classes or _engine_method(summary, ctx.scope):
+            return None
+        return ctx
 
     def _top_callers(self, ctx: Ctx) -> list[Ctx]:
         tops: list[Ctx] = []
@@ -436,4 +518,9 @@ def build_pipelines(project: Project, budget: int = PIPELINE_BUDGET) -> list[Pip
     """Every DP training pipeline of the project (see the module docstring), each analysed
     within ``budget`` questions (``dpcheck.pipelines.questions``)."""
     return PipelineBuilder(project, budget).build()
+
+
+def link_project(project: Project, budget: int = PIPELINE_BUDGET) -> Linking:
+    """The pipelines of the project and the DP code it holds that no pipeline took."""
+    return PipelineBuilder(project, budget).link()
 
