@@ -31,15 +31,10 @@ from dpcheck.model import (
 from dpcheck.pipelines.accountants import AccountantCall, AccountantFinder
 from dpcheck.pipelines.engine_patch import patched_callees
 from dpcheck.pipelines.entry_points import decorated_entries
-from dpcheck.pipelines.handwritten import (
-    NOISE_TAILS,
-    HandwrittenAnalyzer,
-    HandwrittenUpdate,
-)
+from dpcheck.pipelines.handwritten import HandwrittenAnalyzer, HandwrittenUpdate
 from dpcheck.pipelines.index import ProjectIndex
-from dpcheck.pipelines.markers import MarkerFinder
+from dpcheck.pipelines.markers import MarkerFinder, Tried
 from dpcheck.pipelines.opacus_usage import (
-    ENTRY_CALLS,
     OpacusUsage,
     find_usage,
     loader_decides,
@@ -57,8 +52,6 @@ from dpcheck.project import Project
 from dpcheck.sites.ir import IR, callee_name, tail_name
 
 MAX_SCOPES = 400
-#: An entry that formed no pipeline: its name, its context and the scopes it reaches.
-_Tried = tuple[str, Ctx, list[Ctx]]
 
 
 @dataclass(frozen=True)
@@ -115,6 +108,9 @@ class PipelineBuilder:
         self.handwritten = HandwrittenAnalyzer(self.index)
         self.evaluator = Evaluator(self.index)
         self._pruned: set[Span] = set()
+        #: The hand-written analysis of the last entry classified (its markers, when it forms
+        #: no pipeline, are read from it instead of analysing its scopes again).
+        self._attempt: HandwrittenUpdate | None = None
         self._truths: dict[tuple[str, str, int], bool | None] = {}
 
     def build(self) -> list[Pipeline]:
@@ -125,7 +121,7 @@ class PipelineBuilder:
         pipelines: list[Pipeline] = []
         covered: set[Ctx] = set()
         formed: set[Ctx] = set()
-        tried: list[_Tried] = []
+        tried: list[Tried] = []
         for ctx in self._scripts():
             scopes, pipeline = self._entry(f"{ctx.path}", ctx)
             if pipeline is not None:
@@ -133,8 +129,9 @@ class PipelineBuilder:
                 covered.update(scopes)
                 formed.update(scopes)
             else:
-                tried.append((ctx.path, ctx, scopes))
-        for ctx in self._dp_functions():
+                tried.append((ctx.path, ctx, scopes, self._attempt))
+        finder = MarkerFinder(self.index, self.handwritten)
+        for ctx in finder.dp_functions(self._paths()):
             if ctx in covered:
                 continue
             for top in self._top_callers(ctx):
@@ -147,27 +144,9 @@ class PipelineBuilder:
                     pipelines.append(pipeline)
                     formed.update(scopes)
                 else:
-                    tried.append((entry, top, scopes))
+                    tried.append((entry, top, scopes, self._attempt))
         return Linking(sorted(pipelines, key=lambda p: (p.path, p.line, p.entry)),
-                       self._unlinked(tried, formed))
-
-    def _unlinked(self, tried: list[_Tried], formed: set[Ctx]) -> list[UnlinkedCode]:
-        """The DP code of the entries that formed no pipeline (scopes a formed pipeline
-        reaches are left out: what they hold was linked)."""
-        finder = MarkerFinder(self.index, self.handwritten)
-        found: list[UnlinkedCode] = []
-        for entry, ctx, scopes in tried:
-            rest = [scope for scope in scopes if scope not in formed]
-            if not rest:
-                continue
-            self.index.questions.begin(self.budget)
-            markers = finder.find(rest)
-            if markers.dp_code:
-                scope = self.index.scope(ctx)
-                line = scope.line if scope is not None and ctx.scope != "<module>" else 1
-                found.append(UnlinkedCode(entry, ctx.path, line, markers.evidence,
-                                          markers.missing, markers.libraries))
-        return found
+                       finder.unlinked(tried, formed, self.budget))
 
     def _entry(self, entry: str, ctx: Ctx) -> tuple[list[Ctx], Pipeline | None]:
         """The scopes an entry reaches and its pipeline, analysed within one work budget. A
@@ -299,48 +278,6 @@ class PipelineBuilder:
                         for test in tests}
         return order
 
-    def _dp_functions(self) -> Iterator[Ctx]:
-        """Functions holding a noise draw (a Gaussian draw, a call of a project helper that
-        returns one, a library privatizer) or an Opacus entry call, found through the call
-        index so only those scopes are analysed; then the functions that call into a DP library
-        (``MarkerFinder.library_scopes``): DP code that may form a pipeline, and is reported
-        when it forms none."""
-        seen: set[Ctx] = set()
-        helpers: set[str] = set()
-        for tail in sorted(NOISE_TAILS | ENTRY_CALLS | {"attach"}):
-            for where, _ in self.index.calls_named(tail):
-                ctx = self._function_scope(where)
-                if ctx is None or ctx in seen:
-                    continue
-                seen.add(ctx)
-                if tail in NOISE_TAILS and self.handwritten.steps.returns_noise(ctx):
-                    helpers.add(ctx.scope.rpartition(".")[2])
-                if find_usage(self.index, [ctx]) or self.handwritten.analyze([ctx]).noise:
-                    yield ctx
-        for helper in sorted(helpers):
-            for where, _ in self.index.calls_named(helper):
-                ctx = self._function_scope(where)
-                if ctx is not None and ctx not in seen:
-                    seen.add(ctx)
-                    if self.handwritten.analyze([ctx]).noise:
-                        yield ctx
-        finder = MarkerFinder(self.index, self.handwritten)
-        for ctx in finder.library_scopes(self._paths()):
-            if ctx not in seen and self._function_scope(ctx) is not None:
-                seen.add(ctx)
-                yield ctx
-
-    def _function_scope(self, where: Ctx) -> Ctx | None:
-        """The function scope of ``where`` when it may hold an entry's DP code: not module
-        level, not a class body, not a test or vendored file, not a method of a local engine
-        class."""
-        summary = self.index.summary(where.path)
-        ctx = Ctx(where.path, where.scope)
-        if self.index.skipped(where.path) or not summary or ctx.scope == "<module>" \
-                or ctx.scope in summary.classes or _engine_method(summary, ctx.scope):
-            return None
-        return ctx
-
     def _top_callers(self, ctx: Ctx) -> list[Ctx]:
         tops: list[Ctx] = []
         seen = {ctx}
@@ -370,6 +307,7 @@ class PipelineBuilder:
         handwritten = HandwrittenAnalyzer(index)
         usage = find_usage(index, scopes)
         update = handwritten.analyze(scopes) if usage is None else None
+        self._attempt = update
         optimizer = find_optimizer(index, scopes) if usage is None else None
         if usage is not None:
             analysis = self._opacus(usage, ctx.path)
@@ -503,15 +441,6 @@ def _dispatch_test(test: IR) -> bool:
     if test[0] == "?" and test[1] in ("and", "or"):
         return any(_dispatch_test(part) for part in test[2:])
     return False
-
-
-def _engine_method(summary: dict[str, Any], scope: str) -> bool:
-    """Whether ``scope`` is a method of a class that implements an Opacus engine entry point
-    (``make_private``/``attach``): a local copy, fork or subclass of the engine is library code,
-    reached from the user's calls, never a training entry of its own."""
-    owner = summary["scopes"][scope].get("class")
-    return bool(owner) and any(f"{owner}.{name}" in summary["scopes"]
-                               for name in (*ENTRY_CALLS, "attach"))
 
 
 def build_pipelines(project: Project, budget: int = PIPELINE_BUDGET) -> list[Pipeline]:

@@ -11,6 +11,14 @@ BackPACK's ``grad_batch``/``batch_l2``, ``tf.vectorized_map``/``pfor`` or a tape
 ``jacobian``; TF divisors (``tf.cast``, ``tf.shape(x)[0]``) as the divisor classifier reads
 them; updates handed to ``apply_gradients``. A clip factor bounded the wrong way round
 (``min(norm/C, 1)``) is kept as evidence: it does not bound the per-example sensitivity.
+
+Steps that are not a known call are recognised by ``steps``: noise a project helper returns,
+clips written as a test on the norm or a masked bound, loops that differentiate one example at
+a time, a backward hook's gradient parameters, and library privatizers (which do some of the
+steps, with their own division, for the caller).
+
+The module is over 500 lines because it is one analysis: the statement-by-statement taint over
+a scope, whose noise, clip, per-example and divisor steps read and extend the same sets.
 """
 
 from __future__ import annotations
@@ -27,24 +35,24 @@ from dpcheck.pipelines.dp_libraries import Privatizer
 from dpcheck.pipelines.index import ProjectIndex
 from dpcheck.pipelines.scope import Ctx
 from dpcheck.pipelines.steps import (
+    BOUND_CALLS,
+    CLIP_CALLS,
     NOISE_TAILS,
     StepFinder,
     conditional_clip,
     derives_norm,
+    is_clip_call,
     is_noise_draw,
     masked_bound,
     mentions_norm,
+    scope_clips,
 )
 from dpcheck.sites.ir import IR, callee_name, tail_name, walk
 from dpcheck.sites.nodes import Call, Node
 from dpcheck.sites.views import Scope, Statement
 
-__all__ = ["NOISE_TAILS", "HandwrittenAnalyzer", "HandwrittenUpdate", "assigned_names",
-           "clip_factor_inverted", "is_clip_call", "mentions_norm"]
-CLIP_CALLS = frozenset({"clip_grad_norm_", "clip_grad_norm", "clip_by_norm",
-                        "clip_by_global_norm", "clip_by_value_norm"})
-BOUND_CALLS = frozenset({"clamp", "clamp_", "clip", "clip_", "min", "max", "minimum", "maximum",
-                         "where", "clamp_max", "clamp_min", "clip_by_value"})
+__all__ = ["CLIP_CALLS", "NOISE_TAILS", "HandwrittenAnalyzer", "HandwrittenUpdate",
+           "assigned_names", "clip_factor_inverted", "is_clip_call", "mentions_norm"]
 #: Bounds from above (``min(x, 1)``) and from below (``max(x, 1)``), for the clip-factor check.
 UPPER_BOUNDS = frozenset({"min", "minimum", "clamp_max"})
 LOWER_BOUNDS = frozenset({"max", "maximum", "clamp_min"})
@@ -130,13 +138,6 @@ def assigned_names(target: Any) -> Iterator[str]:
 
 def _touches(names: Iterable[str], tainted: set[str]) -> bool:
     return any(n in tainted or any(n.startswith(t + ".") for t in tainted) for n in names)
-
-
-def is_clip_call(node: IR, normed: Iterable[str] = ()) -> bool:
-    """Clipping: a clip-by-norm API, or a bound (``min(1, C/norm)``, ``clamp``) over a norm or
-    over a value computed from one (``normed``: names the scope assigned from a norm)."""
-    tail = tail_name(callee_name(node))
-    return tail in CLIP_CALLS or (tail in BOUND_CALLS and mentions_norm(node, normed))
 
 
 def clip_factor_inverted(node: IR) -> bool:
@@ -377,7 +378,7 @@ class HandwrittenAnalyzer:
             return False
         if target not in self._clipping:
             scope = self.index.scope(target)
-            self._clipping[target] = scope is not None and _scope_clips(scope)
+            self._clipping[target] = scope is not None and scope_clips(scope)
         return self._clipping[target]
 
     def _per_sample(self, ctx: Ctx, stmts: list[Statement], stmt: Statement,
@@ -529,15 +530,3 @@ class HandwrittenAnalyzer:
 def _noise_marker(ir: IR) -> set[str]:
     return {"<noise>"} if any(n[0] == "call" and is_noise_draw(n) for n in walk(ir)) else set()
 
-
-def _scope_clips(scope: Scope) -> bool:
-    """Whether a scope clips: a clip call, or a clip written as a scaling under a norm test or
-    a masked bound (norm-derived names followed through the scope's assignments)."""
-    normed: set[str] = set()
-    for stmt in scope.statements:
-        if any(isinstance(n, Call) and is_clip_call(n, normed) for n in stmt.expr.walk()) \
-                or conditional_clip(stmt, scope, normed) or masked_bound(stmt, normed):
-            return True
-        if derives_norm(stmt.expr, normed):
-            normed.update(assigned_names(stmt.target))
-    return False

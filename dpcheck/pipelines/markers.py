@@ -1,4 +1,4 @@
-"""DP markers: what makes code DP code, whether or not dpcheck could link it into a pipeline.
+"""DP markers: what makes code DP code, where it sits, and what of it no pipeline took.
 
 A scan must not pass DP code it did not understand in silence. The markers are read from the
 scopes an entry reaches (a script, or the outermost project function that runs DP code):
@@ -18,6 +18,10 @@ computed for influence and variance studies: each makes code DP code only togeth
 other. Any of the other markers does on its own. ``Markers.missing`` says which parts of a
 DP-SGD pipeline (per-example clipping, noise on the clipped gradients, an accountant) were not
 found, so a reader knows what dpcheck could not link.
+
+``MarkerFinder.dp_functions`` finds the functions holding DP code (the builder links each from
+its outermost callers), and ``MarkerFinder.unlinked`` the DP code of the entries that formed no
+pipeline.
 """
 
 from __future__ import annotations
@@ -25,15 +29,20 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from dpcheck.model import Evidence, Role, Span
+from dpcheck.model import Evidence, Role, Span, UnlinkedCode
 from dpcheck.pipelines.accountants import AccountantFinder
-from dpcheck.pipelines.handwritten import HandwrittenAnalyzer, HandwrittenUpdate
+from dpcheck.pipelines.handwritten import NOISE_TAILS, HandwrittenAnalyzer, HandwrittenUpdate
 from dpcheck.pipelines.index import ProjectIndex
+from dpcheck.pipelines.opacus_usage import ENTRY_CALLS, find_usage
 from dpcheck.pipelines.scope import Ctx
 from dpcheck.sites.nodes import Call
+from dpcheck.sites.views import ModuleSummary
 
 #: Evidence kept per kind of marker (the first ones, in reading order).
 MAX_PER_KIND = 3
+#: An entry that formed no pipeline: its name, its context, the scopes it reaches and their
+#: hand-written analysis when the attempt to form a pipeline made one.
+Tried = tuple[str, Ctx, list[Ctx], HandwrittenUpdate | None]
 
 
 @dataclass(frozen=True)
@@ -52,6 +61,11 @@ class Markers:
         """Whether the markers make the code DP code (see the module docstring)."""
         return bool(self.clip or self.library or self.accountant
                     or (self.noise and self.per_sample))
+
+    @property
+    def dp_code_without_library(self) -> bool:
+        """``dp_code`` on the markers other than a DP library's use."""
+        return bool(self.clip or self.accountant or (self.noise and self.per_sample))
 
     @property
     def evidence(self) -> tuple[Evidence, ...]:
@@ -98,6 +112,70 @@ class MarkerFinder:
             libraries=tuple(dict.fromkeys(title for title, _ in library)),
         )
 
+    def unlinked(self, tried: list[Tried], formed: set[Ctx], budget: int) -> list[UnlinkedCode]:
+        """The DP code of the entries that formed no pipeline, each read within ``budget``
+        questions. Scopes a formed pipeline reaches are left out (what they hold was linked),
+        and so is a function entry that a script which formed no pipeline reaches (its code is
+        reported with the script's). A script calling a DP library is DP code; a function
+        nothing runs needs a marker besides the library's use (``dp_code_without_library``): a
+        library helper such as a sampler is not enough."""
+        by_scripts = {scope for _, ctx, scopes, _ in tried if ctx.scope == "<module>"
+                      for scope in scopes}
+        found: list[UnlinkedCode] = []
+        for entry, ctx, scopes, update in tried:
+            script = ctx.scope == "<module>"
+            rest = [scope for scope in scopes if scope not in formed]
+            if not rest or (not script and ctx in by_scripts):
+                continue
+            self.index.questions.begin(budget)
+            markers = self.find(rest, update if len(rest) == len(scopes) else None)
+            if markers.dp_code if script else markers.dp_code_without_library:
+                scope = self.index.scope(ctx)
+                line = scope.line if scope is not None and not script else 1
+                found.append(UnlinkedCode(entry, ctx.path, line, markers.evidence,
+                                          markers.missing, markers.libraries))
+        return found
+
+    def dp_functions(self, paths: Iterable[str]) -> Iterator[Ctx]:
+        """Functions that may hold an entry's DP code: those with a noise draw (a Gaussian
+        draw, a call of a project helper that returns one, a library privatizer) or an Opacus
+        entry call, found through the call index so only those scopes are analysed; then the
+        functions of ``paths`` that call into a DP library (``library_scopes``)."""
+        seen: set[Ctx] = set()
+        helpers: set[str] = set()
+        for tail in sorted(NOISE_TAILS | ENTRY_CALLS | {"attach"}):
+            for where, _ in self.index.calls_named(tail):
+                ctx = self._function_scope(where)
+                if ctx is None or ctx in seen:
+                    continue
+                seen.add(ctx)
+                if tail in NOISE_TAILS and self.steps.returns_noise(ctx):
+                    helpers.add(ctx.scope.rpartition(".")[2])
+                if find_usage(self.index, [ctx]) or self.handwritten.analyze([ctx]).noise:
+                    yield ctx
+        for helper in sorted(helpers):
+            for where, _ in self.index.calls_named(helper):
+                ctx = self._function_scope(where)
+                if ctx is not None and ctx not in seen:
+                    seen.add(ctx)
+                    if self.handwritten.analyze([ctx]).noise:
+                        yield ctx
+        for ctx in self.library_scopes(paths):
+            if ctx not in seen and self._function_scope(ctx) is not None:
+                seen.add(ctx)
+                yield ctx
+
+    def _function_scope(self, where: Ctx) -> Ctx | None:
+        """The function scope of ``where`` when it may hold an entry's DP code: not module
+        level, not a class body, not a test or vendored file, not a method of a local engine
+        class."""
+        summary = self.index.summary(where.path)
+        ctx = Ctx(where.path, where.scope)
+        if self.index.skipped(where.path) or not summary or ctx.scope == "<module>" \
+                or ctx.scope in summary.classes or _engine_method(summary, ctx.scope):
+            return None
+        return ctx
+
     def library_scopes(self, paths: Iterable[str]) -> Iterator[Ctx]:
         """The function scopes of ``paths`` that call into a DP library (imported as a
         library, not as a project module): where DP code may sit that no entry reaches."""
@@ -138,6 +216,15 @@ class MarkerFinder:
                             title = self.steps.table.library_of(named) or named
                             yield title, Evidence(Role.LIBRARY, Span(ctx.path, *node.position),
                                                   f"calls {named}")
+
+
+def _engine_method(summary: ModuleSummary, scope: str) -> bool:
+    """Whether ``scope`` is a method of a class that implements an Opacus engine entry point
+    (``make_private``/``attach``): a local copy, fork or subclass of the engine is library code,
+    reached from the user's calls, never a training entry of its own."""
+    owner = summary.scopes[scope].owner
+    return bool(owner) and any(f"{owner}.{name}" in summary.scopes
+                               for name in (*ENTRY_CALLS, "attach"))
 
 
 def _as(role: Role, evidence: Iterable[Evidence]) -> Iterator[Evidence]:

@@ -27,13 +27,18 @@ from dpcheck.pipelines.divisor import DivisorClassifier
 from dpcheck.pipelines.dp_libraries import Privatizer, dp_libraries
 from dpcheck.pipelines.index import ProjectIndex
 from dpcheck.pipelines.scope import Ctx
-from dpcheck.sites.nodes import BinOp, Call, Compare, Const, Name, Node, Num, Subscript, names_in
+from dpcheck.sites.nodes import BinOp, Call, Compare, Name, Node, Num, Subscript, names_in
 from dpcheck.sites.views import Scope, Statement
 
 #: Gaussian draws (torch, numpy ``rng.normal``, JAX, TF, ``random.gauss``).
 NOISE_TAILS = frozenset({"normal", "randn", "randn_like", "normal_", "standard_normal", "gauss",
                          "stateless_normal", "random_normal"})
 NOISE_EXCLUDED = ("nn.init.", "torch.nn.init.", "init.")
+#: Clip-by-norm APIs, and bounds that clip when taken of a norm or of a value computed from one.
+CLIP_CALLS = frozenset({"clip_grad_norm_", "clip_grad_norm", "clip_by_norm",
+                        "clip_by_global_norm", "clip_by_value_norm"})
+BOUND_CALLS = frozenset({"clamp", "clamp_", "clip", "clip_", "min", "max", "minimum", "maximum",
+                         "where", "clamp_max", "clamp_min", "clip_by_value"})
 #: Methods and functions that take a gradient of their receiver or first argument.
 DIFFERENTIATE = frozenset({"backward", "grad", "gradient"})
 #: Registrations of a function called with gradients during the backward pass.
@@ -57,20 +62,22 @@ def mentions_norm(expr: Node, normed: Iterable[str] = ()) -> bool:
     a bound such as ``max_norm``), or a name ``normed`` holds (a value the scope computed from
     a norm)."""
     held = set(normed)
-    for part in expr.walk():
-        if isinstance(part, Call) and ("norm" in part.method.lower() or (
-                part.method in ROOTS and any(_square(inner) for inner in part.walk()))):
-            return True
-        if isinstance(part, Name) and (_norm_name(part.dotted) or part.dotted in held):
-            return True
-    return False
+    return any(_norm_part(part, held) for part in expr.walk())
+
+
+def _norm_part(part: Node, normed: set[str]) -> bool:
+    if isinstance(part, Call):
+        return "norm" in part.method.lower() or (
+            part.method in ROOTS and any(_square(inner) for inner in part.walk()))
+    return isinstance(part, Name) and (part.dotted in normed or _norm_name(part.dotted))
 
 
 def derives_norm(expr: Node, normed: Iterable[str]) -> bool:
     """Whether a value computed by ``expr`` is a norm or its square, or is computed from one:
     its assignment target joins the names a scope computed from a norm (a sum of squares
     accumulated over parameters, then its square root, is a norm written out)."""
-    return mentions_norm(expr, normed) or any(_square(part) for part in expr.walk())
+    held = set(normed)
+    return any(_square(part) or _norm_part(part, held) for part in expr.walk())
 
 
 def _square(expr: Node) -> bool:
@@ -87,6 +94,26 @@ def _square(expr: Node) -> bool:
 def _norm_name(name: str) -> bool:
     lowered = name.lower()
     return "norm" in lowered and not any(w in lowered for w in ("clip", "max_", "bound"))
+
+
+def is_clip_call(call: Node, normed: Iterable[str] = ()) -> bool:
+    """Clipping: a clip-by-norm API, or a bound (``min(1, C/norm)``, ``clamp``) over a norm or
+    over a value computed from one (``normed``: names the scope assigned from a norm)."""
+    method = call.method if isinstance(call, Call) else ""
+    return method in CLIP_CALLS or (method in BOUND_CALLS and mentions_norm(call, normed))
+
+
+def scope_clips(scope: Scope) -> bool:
+    """Whether a scope clips: a clip call, or a clip written as a scaling under a norm test or
+    a masked bound (norm-derived names followed through the scope's assignments)."""
+    normed: set[str] = set()
+    for stmt in scope.statements:
+        if any(is_clip_call(part, normed) for part in stmt.expr.walk()) \
+                or conditional_clip(stmt, scope, normed) or masked_bound(stmt, normed):
+            return True
+        if derives_norm(stmt.expr, normed):
+            normed.update(_bound(stmt.target))
+    return False
 
 
 def conditional_clip(stmt: Statement, scope: Scope, normed: Iterable[str]) -> bool:
@@ -116,11 +143,12 @@ def _scales_by_norm(stmt: Statement, normed: set[str]) -> bool:
 
 
 def masked_bound(stmt: Statement, normed: Iterable[str]) -> bool:
-    """``factor[mask] = 1``: a constant stored into part of a value computed from a norm (the
-    masked form of ``factor.clamp(max=1)``)."""
+    """``factor[mask] = 1``: one stored into part of a value computed from a norm, the masked
+    form of ``factor.clamp(max=1)`` (a scale factor bounded at one; another constant bounds a
+    statistic, such as ``excess[excess < 0] = 0``, not a factor)."""
     target = stmt.target
     return stmt.kind == "assign" and isinstance(target, str) and target.endswith("[]") \
-        and target[:-2] in set(normed) and isinstance(stmt.expr, (Num, Const))
+        and target[:-2] in set(normed) and isinstance(stmt.expr, Num) and stmt.expr.value == 1
 
 
 class StepFinder:

@@ -2,10 +2,11 @@
 
 An unlinked-code rule: it reads the DP code the pipeline stage saw but could not link into a
 pipeline (``UnlinkedCode``: one per entry that formed none, with its markers and the parts it
-could not link) and reports it once per file of those entries, merging what several entries in
-one file left. Anchored on the first marker in that file (the entry's own code, where the user
-can act), else on the entry. The markers are the finding's evidence; a pipeline that formed is
-never this rule's subject (DP106 reports one whose update rule or sampling stayed undecided).
+could not link) and reports it once per file, merging what several entries left there: the
+entry's own file when it holds a marker (anchored on the first one), else the file of the
+entry's most specific marker (a helper module the script reaches). The markers are the
+finding's evidence; a pipeline that formed is never this rule's subject (DP106 reports one whose
+update rule or sampling stayed undecided).
 """
 
 from __future__ import annotations
@@ -64,7 +65,7 @@ class UnlinkedDpCode(Hit):
 def check(unlinked: tuple[UnlinkedCode, ...], project: Project) -> Iterator[UnlinkedDpCode]:
     by_path: dict[str, list[UnlinkedCode]] = {}
     for code in unlinked:
-        by_path.setdefault(code.path, []).append(code)
+        by_path.setdefault(_home(code), []).append(code)
     for path, codes in sorted(by_path.items()):
         markers = tuple(dict.fromkeys(e for code in codes for e in code.markers))
         missing = tuple(dict.fromkeys(part for code in codes for part in code.missing))
@@ -74,6 +75,16 @@ def check(unlinked: tuple[UnlinkedCode, ...], project: Project) -> Iterator[Unli
         span = own[0] if own else Span(path, min(code.line for code in codes))
         yield UnlinkedDpCode(span, tuple(code.entry for code in codes), markers, missing,
                              libraries or ("a DP library",))
+
+
+def _home(code: UnlinkedCode) -> str:
+    """The file an entry's DP code is reported in: the entry's own file when it holds a marker
+    (where the user runs the code), else the file of its first marker in the order of ``SEEN``
+    (the DP code itself, in a module the entry reaches)."""
+    if any(e.span.path == code.path for e in code.markers):
+        return code.path
+    ranked = sorted(code.markers, key=lambda e: list(SEEN).index(Role(e.role)))
+    return ranked[0].span.path if ranked else code.path
 
 
 RULE = UnlinkedRule("DP107", check)

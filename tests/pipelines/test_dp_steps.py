@@ -7,7 +7,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from dpcheck.model import Mechanism, SamplingKind
+from dpcheck.pipelines.steps import scope_clips
+from dpcheck.sites import summarize_source
+from dpcheck.sites.views import module_view
 from tests.pipelines.builder import pipelines_of
 
 TORCH = "torch==2.2.0\nopacus==1.4.0\n"
@@ -332,3 +337,88 @@ def test_a_decorator_of_another_library_does_not_make_an_entry(tmp_path: Path) -
         "    app()", "    print(DATA)")
     [pipeline] = pipelines_of(tmp_path, {"cli.py": other, "requirements.txt": TORCH})
     assert pipeline.entry == "cli.py::fit"
+
+
+@pytest.mark.parametrize(("source", "clips"), [
+    ("ratio = C / norms\nratio[ratio > 1] = 1\n", True),
+    ("ratio = C / norms\nratio[ratio > 1] = 1.0\n", True),
+    ("excess = norms - C\nexcess[excess < 0] = 0\n", False),
+    ("ratio = C / sizes\nratio[ratio > 1] = 1\n", False),
+])
+def test_a_masked_store_clips_when_it_bounds_a_norm_factor_at_one(source: str,
+                                                                   clips: bool) -> None:
+    scope = module_view(summarize_source(source, "m.py")).scopes["<module>"]
+    assert scope_clips(scope) is clips
+
+
+IN_PLACE = '''
+import torch
+from opacus.accountants import RDPAccountant
+from torch import nn
+from torch.func import functional_call, grad, vmap
+
+SIGMA, C, Q, LOT = 1.0, 1.0, 0.01, 100
+xs, ys = torch.load("x.pt"), torch.load("y.pt")
+net = nn.Linear(xs.shape[1], 2)
+w = {k: v.detach() for k, v in net.named_parameters()}
+
+
+def example_loss(p, x, y):
+    return nn.functional.cross_entropy(functional_call(net, p, (x[None],)), y[None])
+
+
+per_example = vmap(grad(example_loss), in_dims=(None, 0, 0))
+accountant = RDPAccountant()
+for step in range(100):
+    keep = torch.rand(len(xs)) < Q
+    gs = per_example(w, xs[keep], ys[keep])
+    norms = torch.sqrt(sum(g.flatten(1).pow(2).sum(1) for g in gs.values()))
+    factor = torch.clamp(C / norms, max=1.0)
+    for k, g in gs.items():
+        s = torch.einsum("i,i...->...", factor, g)
+        s.add_(torch.randn_like(s) * SIGMA * C)
+        w[k] = w[k] - 0.1 * s / LOT
+    accountant.step(noise_multiplier=SIGMA, sample_rate=Q)
+'''
+
+
+def test_noise_added_in_place_by_add_underscore_is_the_update(tmp_path: Path) -> None:
+    [pipeline] = pipelines_of(tmp_path, {"loop.py": IN_PLACE, "requirements.txt": TORCH})
+    assert (pipeline.mechanism, pipeline.sampling) == (Mechanism.SGM, SamplingKind.POISSON)
+    assert [e.span.line for e in pipeline.evidence if e.role == "noise"] == [25]
+
+
+MAIN_BLOCK_IMPORT = '''
+import torch
+from torch import nn
+from torch.utils.data import DataLoader
+from torchvision import datasets, transforms
+
+
+def main(epochs=3, sigma=1.0):
+    data = datasets.MNIST("data", train=True, download=True, transform=transforms.ToTensor())
+    loader = DataLoader(data, batch_size=128, shuffle=True)
+    model = nn.Sequential(nn.Flatten(), nn.Linear(784, 10))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    engine = PrivacyEngine()
+    model, optimizer, loader = engine.make_private(
+        module=model, optimizer=optimizer, data_loader=loader, noise_multiplier=sigma,
+        max_grad_norm=1.0, poisson_sampling=False)
+    for _ in range(epochs):
+        for x, y in loader:
+            optimizer.zero_grad()
+            nn.functional.cross_entropy(model(x), y).backward()
+            optimizer.step()
+
+
+if __name__ == "__main__":
+    from opacus import PrivacyEngine
+    main()
+'''
+
+
+def test_a_name_imported_in_the_main_block_is_the_library_object(tmp_path: Path) -> None:
+    [pipeline] = pipelines_of(tmp_path, {"train.py": MAIN_BLOCK_IMPORT,
+                                         "requirements.txt": TORCH + "torchvision==0.17.0\n"})
+    assert (pipeline.entry, pipeline.library) == ("train.py", "opacus==1.4.0")
+    assert pipeline.sampling == SamplingKind.SHUFFLE

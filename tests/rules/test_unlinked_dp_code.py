@@ -105,18 +105,24 @@ def _unlinked(path: str, line: int, role: Role, entry: str) -> UnlinkedCode:
 
 
 def test_one_finding_per_file_anchored_on_its_first_own_marker(tmp_path: Path) -> None:
-    project = make_project(tmp_path, {"a.py": "x = 1\n", "b.py": "y = 2\n"})
+    """Entries of one file merge; an entry whose file holds no marker (a script driving a
+    helper module) is reported where its DP code is; an entry with markers of its own keeps
+    its finding in its own file, naming the markers elsewhere by path."""
+    project = make_project(tmp_path, {"a.py": "x = 1\n", "b.py": "y = 2\n", "c.py": "z = 3\n"})
     codes = (_unlinked("a.py", 30, Role.NOISE, "a.py"),
              _unlinked("a.py", 12, Role.CLIP, "a.py::f"),
              UnlinkedCode("b.py", "b.py", 1, (Evidence(Role.CLIP, Span("a.py", 12), "seen"),),
+                          ("Gaussian noise added to the clipped gradients",)),
+             UnlinkedCode("c.py", "c.py", 1, (Evidence(Role.ACCOUNTANT, Span("c.py", 5), "seen"),
+                                              Evidence(Role.CLIP, Span("a.py", 12), "seen")),
                           ("Gaussian noise added to the clipped gradients",)))
     hits = list(check(codes, project))
     assert [(h.span.path, h.span.line, h.entries) for h in hits] == [
-        ("a.py", 12, ("a.py", "a.py::f")), ("b.py", 1, ("b.py",))]
-    assert hits[0].missing == ("an accountant",)
+        ("a.py", 12, ("a.py", "a.py::f", "b.py")), ("c.py", 5, ("c.py",))]
+    assert hits[0].missing == ("an accountant", "Gaussian noise added to the clipped gradients")
     assert "per-example clipping (line 12)" in hits[0].message()
     assert "per-example clipping (a.py:12)" in hits[1].message()
-    assert "a DP library used" not in hits[0].message()
+    assert "used" not in hits[0].message() and "an accountant call (line 5)" in hits[1].message()
 
 
 @pytest.mark.parametrize(("fail_on", "code"), [("info", 1), ("warning", 0)])
