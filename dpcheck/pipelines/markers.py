@@ -10,7 +10,8 @@ scopes an entry reaches (a script, or the outermost project function that runs D
 * **a DP library used**: a call into a library of ``dp_libraries`` (by import-qualified name:
   an import that is never called is not a use), or a project class derived from one of its
   classes;
-* **an accountant call** (``accountants``).
+* **an accountant call** (``accountants``), except in the file that defines the accountant (a
+  vendored copy's own demonstration is the accountant's code, not a use of it).
 
 Noise on gradients alone is also how gradient-noise regularisation is written (Neelakantan et
 al., 2015, usually after a global ``clip_grad_norm_``), and per-example gradients alone are
@@ -30,7 +31,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from dpcheck.model import Evidence, Role, Span, UnlinkedCode
-from dpcheck.pipelines.accountants import AccountantFinder
+from dpcheck.pipelines.accountants import AccountantCall, AccountantFinder
 from dpcheck.pipelines.handwritten import NOISE_TAILS, HandwrittenAnalyzer, HandwrittenUpdate
 from dpcheck.pipelines.index import ProjectIndex
 from dpcheck.pipelines.opacus_usage import ENTRY_CALLS, find_usage
@@ -108,9 +109,17 @@ class MarkerFinder:
             library=_first(evidence for _, evidence in library),
             accountant=_first(Evidence(Role.ACCOUNTANT, call.span,
                                        f"{call.name} accountant (assumes {call.assumes})")
-                              for call in accountants),
+                              for call in accountants if not self._own_call(call)),
             libraries=tuple(dict.fromkeys(title for title, _ in library)),
         )
+
+    def _own_call(self, call: AccountantCall) -> bool:
+        """An accountant called in the file that defines it (a vendored accountant's own
+        demonstration under ``__main__``): the accountant's code, not a use of it."""
+        name = call.call.name if isinstance(call.call, Call) else None
+        target = self.index.function(name, call.ctx) if name and not name.startswith("?.") \
+            else None
+        return target is not None and target.path == call.ctx.path
 
     def unlinked(self, tried: list[Tried], formed: set[Ctx], budget: int) -> list[UnlinkedCode]:
         """The DP code of the entries that formed no pipeline, each read within ``budget``

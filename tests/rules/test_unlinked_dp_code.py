@@ -131,3 +131,34 @@ def test_fail_on_info_makes_a_gate_refuse_unlinked_dp_code(
     folder = FIXTURES / "unlinked_external_noise_note"
     assert main(["scan", "--no-cache", "--fail-on", fail_on, str(folder)]) == code
     assert "DP107" in capsys.readouterr().out
+
+
+VENDORED_RDP = '''
+import math
+
+import numpy as np
+
+
+def compute_rdp(q, noise_multiplier, steps, orders):
+    return np.array([steps * q * q * order / noise_multiplier ** 2 for order in orders])
+
+
+def get_privacy_spent(orders, rdp, target_delta):
+    eps = [r + math.log(1 / target_delta) / (o - 1) for o, r in zip(orders, rdp)]
+    return min(eps), None, None
+
+
+if __name__ == "__main__":
+    ORDERS = [1.5, 2, 4, 8, 16, 32]
+    print(get_privacy_spent(ORDERS, compute_rdp(0.01, 1.1, 1000, ORDERS), 1e-5))
+'''
+
+
+def test_a_vendored_accountants_own_demonstration_is_not_a_use_of_it(tmp_path: Path) -> None:
+    assert _link(tmp_path, {"rdp_accountant.py": VENDORED_RDP}) == ([], [])
+    calculator = "from rdp_accountant import compute_rdp, get_privacy_spent\n\n" \
+                 "ORDERS = [2, 4, 8]\n" \
+                 "print(get_privacy_spent(ORDERS, compute_rdp(0.01, 1.0, 500, ORDERS), 1e-5))\n"
+    files = {"rdp_accountant.py": VENDORED_RDP, "epsilon.py": calculator}
+    assert [(f.rule, f.span.path) for f in _link(tmp_path / "p", files)[1]] == \
+        [("DP107", "epsilon.py")]
