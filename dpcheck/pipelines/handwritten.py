@@ -56,6 +56,9 @@ __all__ = ["CLIP_CALLS", "NOISE_TAILS", "HandwrittenAnalyzer", "HandwrittenUpdat
 #: Bounds from above (``min(x, 1)``) and from below (``max(x, 1)``), for the clip-factor check.
 UPPER_BOUNDS = frozenset({"min", "minimum", "clamp_max"})
 LOWER_BOUNDS = frozenset({"max", "maximum", "clamp_min"})
+#: Attributes the frameworks keep gradients in (torch ``.grad``, Opacus ``.grad_sample``,
+#: BackPACK ``.grad_batch``).
+GRADIENT_ATTRIBUTES = frozenset({"grad", "grad_sample", "grad_batch"})
 #: Per-sample gradients: ``vmap``/``jacrev`` (JAX, torch.func), BackPACK's ``BatchGrad``, TF's
 #: ``vectorized_map``/``pfor`` over examples and ``GradientTape.jacobian`` of a loss vector.
 PER_SAMPLE_CALLS = frozenset({"vmap", "jacrev", "BatchGrad", "per_sample_grads",
@@ -114,6 +117,10 @@ class HandwrittenUpdate:
     per_sample_names: set[str] = field(default_factory=set)
     #: Where per-example gradients are computed, whether or not a clip reaches them.
     per_sample_seen: list[Evidence] = field(default_factory=list)
+    #: The noise draws whose noise reaches a value computed as a gradient (by a gradient call,
+    #: a framework's gradient attribute, a clip, a per-example gradient, a backward hook's
+    #: parameter), not merely a value whose name says so: the DP marker of ``markers``.
+    gradient_noise: list[Evidence] = field(default_factory=list)
 
     @property
     def is_dp_sgd(self) -> bool:
@@ -246,6 +253,7 @@ class HandwrittenAnalyzer:
         noisy: set[str] = set()
         clipped: set[str] = set()
         gradients: set[str] = self.steps.hook_gradients(ctx)
+        computed = set(gradients)  # gradients by how they were computed, not by their names
         parameters: set[str] = set()
         normed: set[str] = set()
         pending: list[tuple[Ctx, IR, IR, Evidence]] = []
@@ -310,6 +318,9 @@ class HandwrittenAnalyzer:
                 "noise" in privatizer.provides for _, privatizer in privatizers)
             if grad_like and _touches(flows, clipped | gradients) or any("grad" in n for n in flows):
                 gradients |= targets
+            if _computes_gradient(calls, refs | targets) or _touches(
+                    flows, computed | clipped | result.per_sample_names):
+                computed |= targets
             seeds = noise_here and (grad_like or any("nois" in t.lower() for t in targets))
             if seeds or _touches(flows, noisy):
                 noisy |= targets
@@ -318,9 +329,13 @@ class HandwrittenAnalyzer:
                     for node in noise_here)
                 if not grad_like:
                     continue
+                on_gradients = _touches(refs | targets, computed | clipped) or any(
+                    "noise" in privatizer.provides for _, privatizer in privatizers)
                 for place, node, statement, evidence in pending:
                     result.noise.append(evidence)
                     result.noise_calls.append((place, node, statement))
+                    if on_gradients:
+                        result.gradient_noise.append(evidence)
                 pending.clear()
                 result.updates.append(Evidence("update", self._span(ctx, stmt),
                                                stmt.get("src", "noisy update")))
@@ -525,6 +540,13 @@ class HandwrittenAnalyzer:
                 result.opaque.append(Evidence(
                     "update", self._span(ctx, stmt, node),
                     f"the noisy sum is passed to {name}(), which dpcheck does not follow"))
+
+
+def _computes_gradient(calls: list[IR], names: set[str]) -> bool:
+    """A gradient computed here: a gradient or per-example gradient call, or a framework's
+    gradient attribute read or written (``p.grad``, ``p.grad_sample``)."""
+    return any(tail_name(callee_name(n)) in GRAD_CALLS | PER_SAMPLE_CALLS for n in calls) \
+        or any(set(name.split(".")[1:]) & GRADIENT_ATTRIBUTES for name in names)
 
 
 def _noise_marker(ir: IR) -> set[str]:

@@ -104,7 +104,7 @@ class MarkerFinder:
         library = [(title, evidence) for title, evidence in self._library(scopes)]
         return Markers(
             clip=_first(_as(Role.CLIP, update.per_sample)),
-            noise=_first(_as(Role.NOISE, update.noise)),
+            noise=_first(_as(Role.NOISE, update.gradient_noise)),
             per_sample=_first(_as(Role.PER_SAMPLE_GRAD, update.per_sample_seen)),
             library=_first(evidence for _, evidence in library),
             accountant=_first(Evidence(Role.ACCOUNTANT, call.span,
