@@ -162,3 +162,27 @@ def test_a_vendored_accountants_own_demonstration_is_not_a_use_of_it(tmp_path: P
     files = {"rdp_accountant.py": VENDORED_RDP, "epsilon.py": calculator}
     assert [(f.rule, f.span.path) for f in _link(tmp_path / "p", files)[1]] == \
         [("DP107", "epsilon.py")]
+
+
+JACOBIAN_CHECK = '''
+import torch
+from torch.func import vjp, vmap
+
+
+def check_batched(f, x):
+    out, pullback = vjp(f, x)
+    grad_outputs = [torch.randn_like(out) for _ in range(2)]
+    batched = vmap(pullback)(torch.stack(grad_outputs))
+    looped = torch.stack([pullback(v)[0] for v in grad_outputs])
+    return torch.allclose(batched[0], looped)
+
+
+if __name__ == "__main__":
+    print(check_batched(torch.sin, torch.randn(5)))
+'''
+
+
+def test_noise_named_like_a_gradient_is_not_noise_on_gradients(tmp_path: Path) -> None:
+    """Random vectors for a vector-Jacobian check are called grad_outputs and batched with
+    vmap: no value computed as a gradient receives them, so no DP marker."""
+    assert _link(tmp_path, {"check.py": JACOBIAN_CHECK}) == ([], [])
