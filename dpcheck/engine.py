@@ -364,15 +364,14 @@ def _link(
     reported: frozenset[str] | None,
     load_source: Callable[[str], str | None],
 ) -> _Linked:
-    """Facts -> project view -> file rules, pipelines -> rule findings. An internal error is
-    reported, never raised: one pipeline's linking or rules cost that pipeline only, and a
-    failure of the whole stage keeps the per-file results."""
-    from dpcheck.pipelines import build_pipelines
-    from dpcheck.rules import check_files, evaluate
+    """Facts -> project view -> file rules, pipelines -> rule findings, DP code that formed no
+    pipeline -> DP107. An internal error is reported, never raised: one pipeline's linking or
+    rules cost that pipeline only, and a failure of the whole stage keeps the per-file results."""
+    from dpcheck.discover.facts import collect_facts
+    from dpcheck.pipelines import link_project
+    from dpcheck.rules import check_files, check_unlinked, evaluate
 
     config = settings.config
-    from dpcheck.discover.facts import collect_facts
-
     facts = collect_facts(settings.root, dependency_files)
     facts = _facts_with_overrides(facts, config.dp_library_versions, config.source or "config")
     errors = [ScanError(_relative(p, settings.root), msg) for p, msg in facts.problems]
@@ -388,12 +387,14 @@ def _link(
     )
     per_file = tuple(check_files(analyzer.analyses.values(), project))
     try:
-        pipelines = build_pipelines(project)
+        linking = link_project(project)
+        unlinked = list(check_unlinked(linking.unlinked, project))
     except Exception as exc:  # noqa: BLE001 - keep per-file results even if linking fails
         message = internal_message("linking pipelines", exc)
         return _Linked((), per_file, (*errors, ScanError(".", message, internal=True)))
     errors.extend(ScanError(path, message, internal=True) for path, message in project.failures)
-    findings: list[Finding] = list(per_file)
+    pipelines = linking.pipelines
+    findings: list[Finding] = [*per_file, *unlinked]
     for pipeline in pipelines:
         try:
             findings.extend(evaluate([pipeline], project))

@@ -329,6 +329,23 @@ class Pipeline:
 
 
 @dataclass(frozen=True)
+class UnlinkedCode:
+    """DP code the pipeline stage saw but could not link into a complete pipeline: the entry
+    whose reach holds it (a script, or the outermost project function that runs it), where
+    that entry is, the DP markers seen (``markers``: evidence with ``Role`` roles, in the
+    entry's reach and in no formed pipeline's), the DP libraries it calls into (``libraries``,
+    by title) and the parts of a DP-SGD pipeline it could not link (``missing``, in words:
+    "per-example clipping", "an accountant", ...)."""
+
+    entry: str
+    path: str
+    line: int
+    markers: tuple[Evidence, ...]
+    missing: tuple[str, ...]
+    libraries: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Finding:
     """A rule violated at a place. ``context`` is the stripped source text of the anchor line; it
     makes the fingerprint stable when lines shift."""

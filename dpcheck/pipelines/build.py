@@ -19,21 +19,26 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from dpcheck.model import NO_ACCOUNTANT, Accountant, Evidence, Pipeline, Span, Undecided
+from dpcheck.model import (
+    NO_ACCOUNTANT,
+    Accountant,
+    Evidence,
+    Pipeline,
+    Span,
+    Undecided,
+    UnlinkedCode,
+)
 from dpcheck.pipelines.accountants import AccountantCall, AccountantFinder
 from dpcheck.pipelines.engine_patch import patched_callees
+from dpcheck.pipelines.entry_points import decorated_entries
 from dpcheck.pipelines.full_batch import full_batch
-from dpcheck.pipelines.handwritten import (
-    NOISE_TAILS,
-    HandwrittenAnalyzer,
-    HandwrittenUpdate,
-)
+from dpcheck.pipelines.handwritten import HandwrittenAnalyzer, HandwrittenUpdate
 from dpcheck.pipelines.index import ProjectIndex
+from dpcheck.pipelines.markers import MarkerFinder, Tried
 from dpcheck.pipelines.opacus_usage import (
     OpacusUsage,
     api_major,
     clips_only,
-    entry_methods,
     find_usage,
     loader_decides,
     normalization,
@@ -50,6 +55,15 @@ from dpcheck.project import Project
 from dpcheck.sites.ir import IR, callee_name
 
 MAX_SCOPES = 400
+
+
+@dataclass(frozen=True)
+class Linking:
+    """What the pipeline stage produced for a project: its pipelines, and the DP code it saw
+    but could not link into one (``dpcheck.pipelines.markers``)."""
+
+    pipelines: list[Pipeline]
+    unlinked: list[UnlinkedCode]
 
 
 def mechanism(norm: str, sampling: str, by_loader: bool = False) -> str:
@@ -97,27 +111,45 @@ class PipelineBuilder:
         self.handwritten = HandwrittenAnalyzer(self.index)
         self.evaluator = Evaluator(self.index)
         self._pruned: set[Span] = set()
+        #: The hand-written analysis of the last entry classified (its markers, when it forms
+        #: no pipeline, are read from it instead of analysing its scopes again).
+        self._attempt: HandwrittenUpdate | None = None
         self._truths: dict[tuple[str, str, int], bool | None] = {}
 
     def build(self) -> list[Pipeline]:
+        return self.link().pipelines
+
+    def link(self) -> Linking:
+        """The pipelines of every entry, and the DP code of the entries that formed none."""
         pipelines: list[Pipeline] = []
         covered: set[Ctx] = set()
+        formed: set[Ctx] = set()
+        tried: list[Tried] = []
         for ctx in self._scripts():
             scopes, pipeline = self._entry(f"{ctx.path}", ctx)
             if pipeline is not None:
                 pipelines.append(pipeline)
                 covered.update(scopes)
-        for ctx in self._dp_functions():
+                formed.update(scopes)
+            else:
+                tried.append((ctx.path, ctx, scopes, self._attempt))
+        finder = MarkerFinder(self.index, self.handwritten)
+        for ctx in finder.dp_functions(self._paths()):
             if ctx in covered:
                 continue
             for top in self._top_callers(ctx):
                 if top in covered:
                     continue
-                scopes, pipeline = self._entry(f"{top.path}::{top.scope}", top)
+                entry = f"{top.path}::{top.scope}"
+                scopes, pipeline = self._entry(entry, top)
                 covered.update(scopes)
                 if pipeline is not None:
                     pipelines.append(pipeline)
-        return sorted(pipelines, key=lambda p: (p.path, p.line, p.entry))
+                    formed.update(scopes)
+                else:
+                    tried.append((entry, top, scopes, self._attempt))
+        return Linking(sorted(pipelines, key=lambda p: (p.path, p.line, p.entry)),
+                       finder.unlinked(tried, formed, self.budget))
 
     def _entry(self, entry: str, ctx: Ctx) -> tuple[list[Ctx], Pipeline | None]:
         """The scopes an entry reaches and its pipeline, analysed within one work budget. A
@@ -167,9 +199,10 @@ class PipelineBuilder:
 
     def _callees(self, ctx: Ctx) -> Iterator[tuple[Ctx, tuple[Span, ...]]]:
         """The project functions ``ctx`` calls, passes as an argument (positional or keyword:
-        ``Estimator(model_fn=fn)``, ``app.run(main)``) or returns (an estimator ``input_fn``
-        factory returns its nested ``input_fn``), each with the dispatch tests that skip the
-        call under the default configuration (none: the call runs)."""
+        ``Estimator(model_fn=fn)``, ``app.run(main)``, ``fire.Fire(main)``) or returns (an
+        estimator ``input_fn`` factory returns its nested ``input_fn``), and for a module the
+        functions a command-line framework runs (``entry_points``), each with the dispatch tests
+        that skip the call under the default configuration (none: the call runs)."""
         for where, stmt, node in self.index.calls([ctx]):
             skipped = tuple(Span(where.path, line) for line, runs in self._dispatch(where, stmt)
                             if not runs)
@@ -181,6 +214,8 @@ class PipelineBuilder:
             if stmt["k"] == "return" and stmt["e"][0] == "r":
                 yield from ((f, ()) for f in self._functions(stmt["e"][1], where))
         yield from ((f, ()) for f in patched_callees(self.index, ctx))
+        if ctx.scope == "<module>":
+            yield from ((f, ()) for f in decorated_entries(self.index, ctx.path))
 
     def _functions(self, name: str, where: Ctx) -> list[Ctx]:
         """The project functions ``name`` may be at ``where``, including a function defined
@@ -252,22 +287,6 @@ class PipelineBuilder:
                         for test in tests}
         return order
 
-    def _dp_functions(self) -> Iterator[Ctx]:
-        """Functions holding a noise draw or an Opacus entry call (found through the call
-        index, so only those scopes are analysed)."""
-        seen: set[Ctx] = set()
-        for tail in sorted(NOISE_TAILS | entry_methods(self.index)):
-            for where, _ in self.index.calls_named(tail):
-                ctx = Ctx(where.path, where.scope)
-                summary = self.index.summary(where.path)
-                if ctx in seen or self.index.skipped(where.path) or not summary \
-                        or ctx.scope == "<module>" or ctx.scope in summary["classes"] \
-                        or _engine_method(summary, ctx.scope, entry_methods(self.index)):
-                    continue
-                seen.add(ctx)
-                if find_usage(self.index, [ctx]) or self.handwritten.analyze([ctx]).noise:
-                    yield ctx
-
     def _top_callers(self, ctx: Ctx) -> list[Ctx]:
         tops: list[Ctx] = []
         seen = {ctx}
@@ -300,6 +319,7 @@ class PipelineBuilder:
         if clipping is not None:
             usage = None  # the noise is the project's: its own update is the mechanism
         update = handwritten.analyze(scopes) if usage is None else None
+        self._attempt = update
         optimizer = find_optimizer(index, scopes) if usage is None else None
         if usage is not None:
             analysis = self._opacus(usage, ctx.path)
@@ -438,17 +458,13 @@ def _dispatch_test(test: IR) -> bool:
     return False
 
 
-def _engine_method(summary: dict[str, Any], scope: str, entries: frozenset[str]) -> bool:
-    """Whether ``scope`` is a method of a class that implements an Opacus engine entry point
-    (a method named like one of ``entries``: ``make_private``/``attach``): a local copy, fork or
-    subclass of the engine is library code, reached from the user's calls, never a training
-    entry of its own."""
-    owner = summary["scopes"][scope].get("class")
-    return bool(owner) and any(f"{owner}.{name}" in summary["scopes"] for name in entries)
-
-
 def build_pipelines(project: Project, budget: int = PIPELINE_BUDGET) -> list[Pipeline]:
     """Every DP training pipeline of the project (see the module docstring), each analysed
     within ``budget`` questions (``dpcheck.pipelines.questions``)."""
     return PipelineBuilder(project, budget).build()
+
+
+def link_project(project: Project, budget: int = PIPELINE_BUDGET) -> Linking:
+    """The pipelines of the project and the DP code it holds that no pipeline took."""
+    return PipelineBuilder(project, budget).link()
 

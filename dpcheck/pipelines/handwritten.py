@@ -11,6 +11,14 @@ BackPACK's ``grad_batch``/``batch_l2``, ``tf.vectorized_map``/``pfor`` or a tape
 ``jacobian``; TF divisors (``tf.cast``, ``tf.shape(x)[0]``) as the divisor classifier reads
 them; updates handed to ``apply_gradients``. A clip factor bounded the wrong way round
 (``min(norm/C, 1)``) is kept as evidence: it does not bound the per-example sensitivity.
+
+Steps that are not a known call are recognised by ``steps``: noise a project helper returns,
+clips written as a test on the norm or a masked bound, loops that differentiate one example at
+a time, a backward hook's gradient parameters, and library privatizers (which do some of the
+steps, with their own division, for the caller).
+
+The module is over 500 lines because it is one analysis: the statement-by-statement taint over
+a scope, whose noise, clip, per-example and divisor steps read and extend the same sets.
 """
 
 from __future__ import annotations
@@ -23,23 +31,35 @@ from typing import Any
 from dpcheck.model import Evidence, Span
 from dpcheck.pipelines.binding import Binding
 from dpcheck.pipelines.divisor import Dep, DivisorClassifier
-from dpcheck.pipelines.provenance import Origin
+from dpcheck.pipelines.dp_libraries import Privatizer
 from dpcheck.pipelines.index import ProjectIndex
+from dpcheck.pipelines.provenance import Origin
 from dpcheck.pipelines.scope import Ctx
+from dpcheck.pipelines.steps import (
+    BOUND_CALLS,
+    CLIP_CALLS,
+    NOISE_TAILS,
+    StepFinder,
+    conditional_clip,
+    derives_norm,
+    is_clip_call,
+    is_noise_draw,
+    masked_bound,
+    mentions_norm,
+    scope_clips,
+)
 from dpcheck.sites.ir import IR, callee_name, tail_name, walk
+from dpcheck.sites.nodes import Call, Node
+from dpcheck.sites.views import Scope, Statement
 
-#: Gaussian draws: torch, numpy (``rng.normal``), JAX, TF (``tf.random.normal``, the seeded
-#: ``tf.random.stateless_normal``, TF1/Keras ``random_normal``) and ``random.gauss``.
-NOISE_TAILS = frozenset({"normal", "randn", "randn_like", "normal_", "standard_normal", "gauss",
-                         "stateless_normal", "random_normal"})
-NOISE_EXCLUDED = ("nn.init.", "torch.nn.init.", "init.")
-CLIP_CALLS = frozenset({"clip_grad_norm_", "clip_grad_norm", "clip_by_norm",
-                        "clip_by_global_norm", "clip_by_value_norm"})
-BOUND_CALLS = frozenset({"clamp", "clamp_", "clip", "clip_", "min", "max", "minimum", "maximum",
-                         "where", "clamp_max", "clamp_min", "clip_by_value"})
+__all__ = ["CLIP_CALLS", "NOISE_TAILS", "HandwrittenAnalyzer", "HandwrittenUpdate",
+           "assigned_names", "clip_factor_inverted", "is_clip_call", "mentions_norm"]
 #: Bounds from above (``min(x, 1)``) and from below (``max(x, 1)``), for the clip-factor check.
 UPPER_BOUNDS = frozenset({"min", "minimum", "clamp_max"})
 LOWER_BOUNDS = frozenset({"max", "maximum", "clamp_min"})
+#: Attributes the frameworks keep gradients in (torch ``.grad``, Opacus ``.grad_sample``,
+#: BackPACK ``.grad_batch``).
+GRADIENT_ATTRIBUTES = frozenset({"grad", "grad_sample", "grad_batch"})
 #: Per-sample gradients: ``vmap``/``jacrev`` (JAX, torch.func), BackPACK's ``BatchGrad``, TF's
 #: ``vectorized_map``/``pfor`` over examples and ``GradientTape.jacobian`` of a loss vector.
 PER_SAMPLE_CALLS = frozenset({"vmap", "jacrev", "BatchGrad", "per_sample_grads",
@@ -53,6 +73,7 @@ GRAD_CALLS = frozenset({"backward", "grad", "value_and_grad", "gradient"})
 ARITH_CALLS = frozenset({
     "sum", "add", "add_", "sub", "sub_", "mul", "mul_", "div", "div_", "true_divide", "stack",
     "cat", "concatenate", "mean", "clone", "detach", "reshape", "view", "to", "copy_", "float",
+    "enumerate",
     "normal", "randn", "randn_like", "normal_", "standard_normal", "stateless_normal",
     "random_normal", "tensor", "zeros_like",
     "flatten", "squeeze", "unsqueeze", "tree_map", "asarray", "array", "multiply", "divide",
@@ -95,6 +116,12 @@ class HandwrittenUpdate:
     noise_calls: list[tuple[Ctx, IR, IR]] = field(default_factory=list)
     clip_calls: list[tuple[Ctx, IR]] = field(default_factory=list)
     per_sample_names: set[str] = field(default_factory=set)
+    #: Where per-example gradients are computed, whether or not a clip reaches them.
+    per_sample_seen: list[Evidence] = field(default_factory=list)
+    #: The noise draws whose noise reaches a value computed as a gradient (by a gradient call,
+    #: a framework's gradient attribute, a clip, a per-example gradient, a backward hook's
+    #: parameter), not merely a value whose name says so: the DP marker of ``markers``.
+    gradient_noise: list[Evidence] = field(default_factory=list)
 
     @property
     def is_dp_sgd(self) -> bool:
@@ -119,35 +146,6 @@ def assigned_names(target: Any) -> Iterator[str]:
 
 def _touches(names: Iterable[str], tainted: set[str]) -> bool:
     return any(n in tainted or any(n.startswith(t + ".") for t in tainted) for n in names)
-
-
-
-def is_noise_call(node: IR) -> bool:
-    """A Gaussian noise draw (``torch.normal``, ``randn_like``, ``rng.normal``, ...)."""
-    name = callee_name(node) or ""
-    return tail_name(name) in NOISE_TAILS and not name.startswith(NOISE_EXCLUDED)
-
-
-def is_norm_name(name: str) -> bool:
-    """A name for a gradient norm (``norms``, ``grad_norm``), not a clip bound (``CLIP_NORM``,
-    ``max_norm``)."""
-    lowered = name.lower()
-    return "norm" in lowered and not any(w in lowered for w in ("clip", "max_", "bound"))
-
-
-def mentions_norm(ir: IR) -> bool:
-    """Whether an expression computes or reads a gradient norm."""
-    return any(
-        (n[0] == "call" and "norm" in tail_name(callee_name(n)).lower())
-        or (n[0] == "r" and is_norm_name(n[1]))
-        for n in walk(ir)
-    )
-
-
-def is_clip_call(node: IR) -> bool:
-    """Clipping: a clip-by-norm API, or a bound (``min(1, C/norm)``, ``clamp``) over a norm."""
-    tail = tail_name(callee_name(node))
-    return tail in CLIP_CALLS or (tail in BOUND_CALLS and mentions_norm(node))
 
 
 def clip_factor_inverted(node: IR) -> bool:
@@ -178,6 +176,7 @@ class HandwrittenAnalyzer:
     def __init__(self, index: ProjectIndex) -> None:
         self.index = index
         self.divisors = DivisorClassifier(index)
+        self.steps = StepFinder(index, self.divisors)
         self._clipping: dict[Ctx, bool] = {}
         self._per_sample_functions: dict[Ctx, bool] = {}
         self._targets: dict[tuple[str, Ctx], Ctx | None] = {}
@@ -215,15 +214,49 @@ class HandwrittenAnalyzer:
                         ["r", targets[-1]], Ctx(ctx.path, ctx.scope, header["line"] + 1)
                     ) == Origin.EXAMPLE:
                         return True
+            if self.steps.element_loop(ctx, stmts, loop):
+                return True
             loop = header["loop"]
         return False
 
-    def _scope(self, ctx: Ctx, scope: dict[str, Any], result: HandwrittenUpdate) -> None:
-        stmts: list[dict[str, Any]] = scope["stmts"]
+    def _privatizers(self, calls: list[IR], where: Ctx) -> list[tuple[Call, Privatizer]]:
+        """The library privatizer calls among ``calls`` (only in files importing a DP
+        library: a privatizer is reached through its library's import)."""
+        if not self.steps.dp_imports(where.path):
+            return []
+        return [(node, found) for node in calls if isinstance(node, Call)
+                and (found := self.steps.privatizer(node, where)) is not None]
+
+    def _draws_noise(self, node: IR, where: Ctx) -> bool:
+        """A Gaussian draw, or a call of a project helper that returns one."""
+        if is_noise_draw(node):
+            return True
+        target = self._function(callee_name(node), where)
+        return target is not None and self.steps.returns_noise(target)
+
+    def _privatized(self, ctx: Ctx, stmt: Statement, privatizers: list[tuple[Call, Privatizer]],
+                    result: HandwrittenUpdate) -> None:
+        """What a privatizer call does for the update: its clipping and its division."""
+        where = Ctx(ctx.path, ctx.scope, stmt.line)
+        for call, privatizer in privatizers:
+            span = self._span(ctx, stmt, call)
+            if "clip" in privatizer.provides:
+                result.clip.append(Evidence("clip", span, privatizer.what))
+                result.clip_calls.append((where, call))
+            divisor = privatizer.divisor(call)
+            if divisor == "realized":
+                result.divisors.append(Divisor(Dep(b=True), span, privatizer.what))
+            elif isinstance(divisor, Node):
+                self._add(where, divisor, span, privatizer.what, result)
+
+    def _scope(self, ctx: Ctx, scope: Scope, result: HandwrittenUpdate) -> None:
+        stmts = scope.statements
         noisy: set[str] = set()
         clipped: set[str] = set()
-        gradients: set[str] = set()
+        gradients: set[str] = self.steps.hook_gradients(ctx)
+        computed = set(gradients)  # gradients by how they were computed, not by their names
         parameters: set[str] = set()
+        normed: set[str] = set()
         pending: list[tuple[Ctx, IR, IR, Evidence]] = []
         for stmt in stmts:
             if not self.index.runs(ctx, stmt):
@@ -236,8 +269,23 @@ class HandwrittenAnalyzer:
             for node in calls:
                 if tail_name(callee_name(node)) in INPLACE and node[1][0] == "r":
                     targets.add(node[1][1].rsplit(".", 1)[0])
-            self._per_sample(ctx, stmts, stmt, calls, refs, targets, result)
-            clip_here = [n for n in calls if is_clip_call(n)]
+            # A tensor's ``.data`` is the tensor itself: ``p.grad.data += noise`` changes p.grad.
+            targets |= {t.removesuffix(".data") for t in targets if t.endswith(".data")}
+            privatizers = self._privatizers(calls, where)
+            clip_here = [n for n in calls if is_clip_call(n, normed)]
+            # A clip written as a scaling under a norm test or a masked bound changes its target
+            # in place: the target is clipped, and per-example when it was.
+            clip_stmt = not clip_here and (conditional_clip(stmt, scope, normed)
+                                           or masked_bound(stmt, normed))
+            self._per_sample(ctx, stmts, stmt, calls, refs, targets, result,
+                             clip_here, clip_stmt, privatizers)
+            self._privatized(ctx, stmt, privatizers, result)
+            if clip_stmt:
+                result.clip.append(Evidence("clip", self._span(ctx, stmt),
+                                            stmt.source or "clipping"))
+                clipped |= targets
+            if derives_norm(expr, normed):
+                normed |= targets
             for node in clip_here:
                 result.clip.append(Evidence("clip", self._span(ctx, stmt, node),
                                             stmt.get("src", "clipping")))
@@ -247,7 +295,8 @@ class HandwrittenAnalyzer:
                         "way round, so the factor grows with the gradient norm and per-example "
                         "sensitivity is unbounded")))
                 result.clip_calls.append((where, node))
-            noise_here = [n for n in calls if is_noise_call(n)]
+            noise_here = [n for n in calls if self._draws_noise(n, where)] + [
+                call for call, privatizer in privatizers if "noise" in privatizer.provides]
             flows = self._arith_flow(expr, refs)
             if stmt["k"] == "aug":
                 flows |= targets
@@ -266,9 +315,13 @@ class HandwrittenAnalyzer:
                 parameters |= targets
             grad_like = _touches(refs | targets, clipped | gradients) or any(
                 "grad" in n for n in refs | targets
-            ) or (stmt["k"] != "for" and _touches(targets, parameters))
+            ) or (stmt["k"] != "for" and _touches(targets, parameters)) or any(
+                "noise" in privatizer.provides for _, privatizer in privatizers)
             if grad_like and _touches(flows, clipped | gradients) or any("grad" in n for n in flows):
                 gradients |= targets
+            if _computes_gradient(calls, refs | targets) or _touches(
+                    flows, computed | clipped | result.per_sample_names):
+                computed |= targets
             seeds = noise_here and (grad_like or any("nois" in t.lower() for t in targets))
             if seeds or _touches(flows, noisy):
                 noisy |= targets
@@ -277,9 +330,13 @@ class HandwrittenAnalyzer:
                     for node in noise_here)
                 if not grad_like:
                     continue
+                on_gradients = _touches(refs | targets, computed | clipped) or any(
+                    "noise" in privatizer.provides for _, privatizer in privatizers)
                 for place, node, statement, evidence in pending:
                     result.noise.append(evidence)
                     result.noise_calls.append((place, node, statement))
+                    if on_gradients:
+                        result.gradient_noise.append(evidence)
                 pending.clear()
                 result.updates.append(Evidence("update", self._span(ctx, stmt),
                                                stmt.get("src", "noisy update")))
@@ -337,31 +394,38 @@ class HandwrittenAnalyzer:
             return False
         if target not in self._clipping:
             scope = self.index.scope(target)
-            self._clipping[target] = scope is not None and any(
-                is_clip_call(n) for stmt in scope["stmts"] for n in walk(stmt["e"])
-                if n[0] == "call")
+            self._clipping[target] = scope is not None and scope_clips(scope)
         return self._clipping[target]
 
-    def _per_sample(self, ctx: Ctx, stmts: list[dict[str, Any]], stmt: dict[str, Any],
+    def _per_sample(self, ctx: Ctx, stmts: list[Statement], stmt: Statement,
                     calls: list[IR], refs: set[str], targets: set[str],
-                    result: HandwrittenUpdate) -> None:
-        """Per-sample gradients: ``vmap``/``grad_sample`` values, row-wise norms and gradient
-        calls inside a loop over examples seed a taint; the evidence is recorded where a clip
-        reaches them, so per-sample machinery that clipping never touches does not count."""
+                    result: HandwrittenUpdate, clips: list[IR], clip_stmt: bool,
+                    privatizers: list[tuple[Call, Privatizer]]) -> None:
+        """Per-sample gradients: ``vmap``/``grad_sample`` values, row-wise norms, a privatizer
+        that computes them and gradient calls inside a loop over examples seed a taint; the
+        evidence is recorded where a clip reaches them, so per-sample machinery that clipping
+        never touches does not count (``per_sample_seen`` keeps where it was computed). A clip
+        that changes its target in place (``clip_stmt``) reaches the target's taint."""
         tainted = result.per_sample_names
-        where = Ctx(ctx.path, ctx.scope, stmt["line"])
-        seeded = any(word in r for r in refs for word in PER_SAMPLE_NAMES) or any(
-            tail_name(callee_name(n)) in PER_SAMPLE_CALLS or _row_norm(n)
-            or self._per_sample_function(callee_name(n), where) for n in calls)
-        in_examples = stmt["loop"] >= 0 and any(
+        where = Ctx(ctx.path, ctx.scope, stmt.line)
+        by_privatizer = any("per-sample" in p.provides for _, p in privatizers)
+        seeded = by_privatizer or any(word in r for r in refs for word in PER_SAMPLE_NAMES) \
+            or any(tail_name(callee_name(n)) in PER_SAMPLE_CALLS or _row_norm(n)
+                   or self._per_sample_function(callee_name(n), where) for n in calls)
+        in_examples = stmt.loop >= 0 and (clip_stmt or any(
             tail_name(callee_name(n)) in GRAD_CALLS or is_clip_call(n)
             or self._clips(callee_name(n), where) for n in calls
-        ) and self._example_loop(ctx, stmts, stmt["loop"])
-        if seeded or in_examples or _touches(refs, tainted):
+        )) and self._example_loop(ctx, stmts, stmt.loop)
+        reached = _touches(refs | targets if clip_stmt else refs, tainted)
+        if (seeded or in_examples) and not reached:
+            result.per_sample_seen.append(Evidence("per-sample-grad", self._span(ctx, stmt), (
+                "per-example gradients computed in a loop over the examples of a batch"
+                if in_examples else "per-example gradients")))
+        if seeded or in_examples or reached:
             tainted |= targets
-        clips = [n for n in calls if is_clip_call(n)]
-        clips_here = bool(clips) or any(self._clips(r, where) for r in refs)
-        if clips_here and (seeded or in_examples or _touches(refs, tainted)):
+        clips_here = bool(clips) or clip_stmt or any(self._clips(r, where) for r in refs) \
+            or any("clip" in p.provides for _, p in privatizers)
+        if clips_here and (seeded or in_examples or reached):
             note = "clipping inside a loop over the examples of a batch" if in_examples else (
                 "clipping of per-sample gradients")
             result.per_sample.append(Evidence(
@@ -469,7 +533,7 @@ class HandwrittenAnalyzer:
             if node[0] != "call":
                 continue
             name = callee_name(node) or ""
-            if tail_name(name) in ARITH_CALLS or not any(
+            if tail_name(name) in ARITH_CALLS or self._draws_noise(node, ctx) or not any(
                 _touches(self._arith_flow(a, set()), noisy) for a in node[2]
             ):
                 continue
@@ -479,5 +543,13 @@ class HandwrittenAnalyzer:
                     f"the noisy sum is passed to {name}(), which dpcheck does not follow"))
 
 
+def _computes_gradient(calls: list[IR], names: set[str]) -> bool:
+    """A gradient computed here: a gradient or per-example gradient call, or a framework's
+    gradient attribute read or written (``p.grad``, ``p.grad_sample``)."""
+    return any(tail_name(callee_name(n)) in GRAD_CALLS | PER_SAMPLE_CALLS for n in calls) \
+        or any(set(name.split(".")[1:]) & GRADIENT_ATTRIBUTES for name in names)
+
+
 def _noise_marker(ir: IR) -> set[str]:
-    return {"<noise>"} if any(n[0] == "call" and is_noise_call(n) for n in walk(ir)) else set()
+    return {"<noise>"} if any(n[0] == "call" and is_noise_draw(n) for n in walk(ir)) else set()
+

@@ -7,16 +7,17 @@ Layout (a newcomer's map):
   the rule has one, its bound policy, declared together as ``RULE``. Its words (summary,
   rationale, fix, examples) are in ``rules/<ID>.toml`` at the top of the repository.
 * ``rule.py`` — what a rule module defines (``Hit``, ``PipelineRule``, ``FileRule``,
-  ``BoundPolicy``); ``registry.py`` — the collected rules, checked against the catalog;
-  ``evaluate.py`` — running them; ``anchors.py`` and ``accounting.py`` — what several pipeline
-  rules read.
+  ``UnlinkedRule``, ``BoundPolicy``); ``registry.py`` — the collected rules, checked against
+  the catalog; ``evaluate.py`` — running them; ``anchors.py`` and ``accounting.py`` — what
+  several pipeline rules read.
 
-``evaluate`` (pipelines) and ``check_files`` (per-file rules) are pure: inputs in, findings out.
+``evaluate`` (pipelines), ``check_files`` (per-file rules) and ``check_unlinked`` (DP code no
+pipeline took) are pure: inputs in, findings out.
 """
 
 from __future__ import annotations
 
-from dpcheck.rules.evaluate import check_files, evaluate
+from dpcheck.rules.evaluate import check_files, check_unlinked, evaluate
 from dpcheck.rules.registry import registry
 
-__all__ = ["check_files", "evaluate", "registry"]
+__all__ = ["check_files", "check_unlinked", "evaluate", "registry"]

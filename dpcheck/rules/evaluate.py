@@ -1,5 +1,6 @@
 """Run the registered rules: pipeline rules over classified pipelines, file rules over each
-file's own analysis. Pure: inputs in, findings out, only for files the scan reports on.
+file's own analysis, unlinked-code rules over the DP code no pipeline took. Pure: inputs in,
+findings out, only for files the scan reports on.
 
 A finding takes its id and severity from the catalog, its span and message from the rule's hit,
 and the pipeline's other sites as evidence.
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 
-from dpcheck.model import Finding, Pipeline, Role
+from dpcheck.model import Finding, Pipeline, Role, UnlinkedCode
 from dpcheck.parse.analysis import FileAnalysis
 from dpcheck.project import Project
 from dpcheck.rules.registry import Registry, registry
@@ -43,6 +44,22 @@ def check_files(analyses: Iterable[FileAnalysis], project: Project,
         for rule in rules.file_rules
         for hit in rule.check(analysis)
     ]
+
+
+def check_unlinked(unlinked: Sequence[UnlinkedCode], project: Project,
+                   rules: Registry | None = None) -> list[Finding]:
+    """Every unlinked-code finding (DP107) in the reported files, with the markers it rests
+    on as evidence."""
+    rules = rules or registry()
+    found = [
+        Finding(rule=rule.id, severity=rules.severity(rule.id), span=hit.span,
+                message=hit.message(), evidence=hit.evidence(),
+                context=project.source_line(hit.span.path, hit.span.line).strip())
+        for rule in rules.unlinked_rules
+        for hit in rule.check(tuple(unlinked), project)
+        if project.is_reported(hit.span.path)
+    ]
+    return sorted(found, key=Finding.sort_key)
 
 
 def _hits(rules: Iterable[PipelineRule], pipeline: Pipeline,

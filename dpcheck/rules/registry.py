@@ -7,9 +7,9 @@ exactly one module, named after the rule's kebab name in snake_case, and every m
 id the catalog defines. A mismatch is a ``CatalogError`` naming the rule and the file to add or
 rename, raised before any rule runs.
 
-Rules come in kinds by what they read: ``PipelineRule`` (a classified pipeline) and ``FileRule``
-(one file's own analysis). A rule over another subject (for example DP markers no pipeline took)
-is a new kind in ``rule.py`` plus its evaluation in ``evaluate.py``.
+Rules come in kinds by what they read: ``PipelineRule`` (a classified pipeline), ``FileRule``
+(one file's own analysis) and ``UnlinkedRule`` (the DP code no pipeline took). A rule over
+another subject is a new kind in ``rule.py`` plus its evaluation in ``evaluate.py``.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from dpcheck.catalog import Catalog, load_catalog
 from dpcheck.errors import CatalogError
 from dpcheck.model import Severity
-from dpcheck.rules.rule import BoundPolicy, FileRule, PipelineRule, RuleDefinition
+from dpcheck.rules.rule import BoundPolicy, FileRule, PipelineRule, RuleDefinition, UnlinkedRule
 
 #: The package whose modules are searched for rules.
 PACKAGE = __name__.rpartition(".")[0]
@@ -61,6 +61,10 @@ class Registry:
     def file_rules(self) -> tuple[FileRule, ...]:
         return tuple(r.definition for r in self.rules if isinstance(r.definition, FileRule))
 
+    @property
+    def unlinked_rules(self) -> tuple[UnlinkedRule, ...]:
+        return tuple(r.definition for r in self.rules if isinstance(r.definition, UnlinkedRule))
+
     def bound_policy(self, rule_id: str) -> BoundPolicy | None:
         """The bound policy of a rule (None for a rule without a bound or an unknown id)."""
         return next((r.bound for r in self.pipeline_rules if r.id == rule_id), None)
@@ -72,7 +76,7 @@ def discover(package: str) -> list[tuple[str, RuleDefinition]]:
     for info in pkgutil.iter_modules(importlib.import_module(package).__path__):
         module = importlib.import_module(f"{package}.{info.name}")
         definition = getattr(module, "RULE", None)
-        if isinstance(definition, (PipelineRule, FileRule)):
+        if isinstance(definition, (PipelineRule, FileRule, UnlinkedRule)):
             found.append((info.name, definition))
     return found
 

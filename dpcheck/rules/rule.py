@@ -1,7 +1,8 @@
 """What a rule module defines: its hit, its kind (what it reads) and its bound policy.
 
 A rule module ``dpcheck/rules/<rule_name>.py`` (the catalog name in snake_case) ends with one
-``RULE = PipelineRule(...)`` or ``RULE = FileRule(...)``: the rule id, the ``check`` function and,
+``RULE = PipelineRule(...)``, ``RULE = FileRule(...)`` or ``RULE = UnlinkedRule(...)``: the rule
+id, the ``check`` function and,
 for a pipeline rule that has one, the ``BoundPolicy``. ``check`` yields ``Hit`` objects: where the
 rule fired and the message's parameters as typed fields; the evaluator turns them into findings.
 The words of a rule (summary, rationale, fix, examples) stay in its TOML file in ``rules/``.
@@ -14,7 +15,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from dpcheck.model import Finding, Pipeline, Severity, Span
+from dpcheck.model import Evidence, Finding, Pipeline, Severity, Span, UnlinkedCode
 from dpcheck.parse.analysis import FileAnalysis
 from dpcheck.project import Project
 
@@ -41,6 +42,11 @@ class Hit(ABC):
         """The finding's severity: the catalog's, unless the hit itself is milder (DP102 on a
         sampling scheme whose privacy is close to the accountant's assumption)."""
         return catalog
+
+    def evidence(self) -> tuple[Evidence, ...]:
+        """The sites the finding rests on, for a rule whose subject is not a pipeline (a
+        pipeline finding's evidence is the pipeline's)."""
+        return ()
 
 
 @dataclass(frozen=True)
@@ -86,4 +92,14 @@ class FileRule:
     check: Callable[[FileAnalysis], Iterator[Hit]]
 
 
-RuleDefinition = PipelineRule | FileRule
+@dataclass(frozen=True)
+class UnlinkedRule:
+    """A rule over the DP code of a project that no pipeline took (``UnlinkedCode``, one per
+    entry that formed no pipeline), all of it at once: it may group what several entries
+    left."""
+
+    id: str
+    check: Callable[[tuple[UnlinkedCode, ...], Project], Iterator[Hit]]
+
+
+RuleDefinition = PipelineRule | FileRule | UnlinkedRule

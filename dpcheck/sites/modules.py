@@ -2,8 +2,10 @@
 
 An import is resolved the way the module would be found when the project runs from its own
 folders: a relative import from the importer's package, an absolute one beside the importer and
-then in each folder above it (a sub-project's root is on its own ``sys.path``). Imports that name
-no project file are library imports.
+then in each folder above it (a sub-project's root is on its own ``sys.path``), and at each of
+those levels in its ``src/`` folder (a package in a ``src`` layout is installed, so it is
+imported by its package name from anywhere: ``src/dp_transformers`` as ``dp_transformers``).
+Imports that name no project file are library imports.
 
 ``import_neighbourhood`` is what a scan of a few named files (a pre-commit hook) links: the
 named files, the project files that import them (entry scripts reach the named module through
@@ -40,6 +42,8 @@ def resolve_module(importer: str, dotted: str, paths: frozenset[str]) -> tuple[s
         while here:
             here = posixpath.dirname(here)
             bases.append(here)
+    if not level:
+        bases = [folder for base in bases for folder in (base, posixpath.join(base, "src"))]
     for base in bases:
         for cut in range(len(parts), 0, -1):
             stem = posixpath.join(base, *parts[:cut]) if base else posixpath.join(*parts[:cut])

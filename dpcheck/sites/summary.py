@@ -9,10 +9,11 @@ statements, returns, loop and ``with`` headers, each with its expression in IR f
 its source text, and (``br``) the ``if`` arms it sits in as ``[if line, 0 for the body | 1 for
 the else]`` pairs, so an assignment in one arm is not read in the other. Each scope also keeps
 the names it declares ``global`` (``globals``: an assignment to one of them rebinds the module
-name, so readers in other functions see that value), and the test of each of its ``if``
-statements (``ifs``: if line as a string -> test IR), so the arm a statement sits in can be read
-as a condition (``(i + 1) % k != 0`` gates a step on every k-th batch; ``loss_reduction ==
-"mean"`` gates a division). The pipeline stage finds and links DP sites from these statements;
+name, so readers in other functions see that value), a function's decorators (``decorators``,
+IR: ``@hydra.main(...)`` or ``@app.command()`` make a function an entry a framework runs), and
+the test of each of its ``if`` statements (``ifs``: if line as a string -> test IR), so the arm
+a statement sits in can be read as a condition (``(i + 1) % k != 0`` gates a step on every
+k-th batch; ``loss_reduction == "mean"`` gates a division). The pipeline stage finds and links DP sites from these statements;
 it never re-parses the file.
 
 The summary is read from CPython's ``ast``, the tree the engine's syntax check already built:
@@ -221,8 +222,7 @@ class _Collector:
         return name if parent == "<module>" else f"{parent}.{name}"
 
     def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef, parent: str) -> None:
-        for decorator in node.decorator_list:
-            self._encoder.encode(decorator)
+        decorators = [self._encoder.encode(decorator) for decorator in node.decorator_list]
         qual = self._qualname(parent, node.name)
         arguments = node.args
         positional = [*arguments.posonlyargs, *arguments.args]
@@ -238,6 +238,7 @@ class _Collector:
             "class": parent if parent in self.summary["classes"] else None,
             "ifs": {},
             "globals": [],
+            "decorators": decorators,
         }
         self._nested(node.body, qual)
 

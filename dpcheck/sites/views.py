@@ -92,7 +92,8 @@ class Param(tuple):  # type: ignore[type-arg]
 class Scope(dict):  # type: ignore[type-arg]
     """The module body, a function, a method or a class body: its statements in source order,
     its parameters, the class it belongs to (``owner``: a method's class, a class body's own
-    name; None otherwise), its ``if`` tests by line and the names it declares ``global``."""
+    name; None otherwise), its ``if`` tests by line, the names it declares ``global`` and, for a
+    function, its decorators."""
 
     __slots__ = ()
 
@@ -122,6 +123,10 @@ class Scope(dict):  # type: ignore[type-arg]
     @property
     def globals(self) -> list[str]:
         return list(self.get("globals", ()))
+
+    @property
+    def decorators(self) -> list[Node]:
+        return self.get("decorators", [])  # type: ignore[no-any-return]
 
 
 class Option(dict):  # type: ignore[type-arg]
@@ -202,6 +207,7 @@ def _scope(stored: dict[str, Any]) -> Scope:
     scope["params"] = [Param(name, optional(default)) for name, default in stored["params"]]
     scope["stmts"] = [_statement(s) for s in stored["stmts"]]
     scope["ifs"] = {line: node(test) for line, test in stored.get("ifs", {}).items()}
+    scope["decorators"] = [node(decorator) for decorator in stored.get("decorators", ())]
     return scope
 
 

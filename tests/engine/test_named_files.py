@@ -84,3 +84,14 @@ def test_imports_resolve_beside_the_importer_then_above() -> None:
     assert resolve_module("proj/utils/data.py", "..train", paths) == ("proj/train.py", "")
     assert resolve_module("proj/train.py", "config.SIGMA", paths) == ("config.py", "SIGMA")
     assert resolve_module("proj/train.py", "numpy.random", paths) is None
+
+
+def test_a_package_in_a_src_layout_is_imported_by_its_name_from_anywhere() -> None:
+    paths = frozenset({"src/dpkit/__init__.py", "src/dpkit/engine.py",
+                       "examples/nlg/fine_tune.py", "src/dpkit/sampler.py"})
+    assert resolve_module("examples/nlg/fine_tune.py", "dpkit.engine.Trainer", paths) == \
+        ("src/dpkit/engine.py", "Trainer")
+    assert resolve_module("src/dpkit/engine.py", "dpkit.sampler", paths) == \
+        ("src/dpkit/sampler.py", "")
+    # relative imports are not looked up in src/
+    assert resolve_module("examples/nlg/fine_tune.py", ".dpkit", paths) is None

@@ -74,7 +74,9 @@ if __name__ == "__main__":
                for e in found.evidence)
 
 
-def test_a_model_fn_nobody_passes_is_no_pipeline(tmp_path: Path) -> None:
+def test_a_model_fn_nobody_passes_is_its_own_entry_not_mains(tmp_path: Path) -> None:
+    """The script does not reach it (no pipeline of ``train.py``), but DP code that nothing in
+    the repository calls (a notebook may) is analysed from the function itself: never silent."""
     code = _code('''
 def main(_):
     est = tf_estimator.Estimator(model_fn=None)
@@ -83,7 +85,8 @@ def main(_):
 if __name__ == "__main__":
     app.run(main)
 ''', "100")
-    assert pipelines_of(tmp_path, {"train.py": code, "requirements.txt": REQUIREMENTS}) == []
+    found = pipelines_of(tmp_path, {"train.py": code, "requirements.txt": REQUIREMENTS})
+    assert [p.entry for p in found] == ["train.py::model_fn"]
 
 
 def test_input_fn_returned_by_a_factory_in_another_module_is_the_sampler(tmp_path: Path) -> None:

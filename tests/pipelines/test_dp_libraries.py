@@ -1,0 +1,88 @@
+"""The DP-library table (``dpcheck/data/dp_libraries.json``): the shipped table loads, names
+libraries by import prefix (never by a name's last part), and a malformed entry is an error
+naming it."""
+
+from __future__ import annotations
+
+import copy
+import json
+from importlib import resources
+from typing import Any
+
+import pytest
+
+from dpcheck.errors import DpcheckError
+from dpcheck.pipelines.dp_libraries import dp_libraries, parse_table
+from dpcheck.sites import summarize_source
+from dpcheck.sites.nodes import Call, node
+
+
+def _shipped() -> dict[str, Any]:
+    text = resources.files("dpcheck.data").joinpath("dp_libraries.json").read_text("utf-8")
+    return json.loads(text)
+
+
+def _call(expression: str) -> Call:
+    summary = summarize_source(f"x = {expression}\n", "m.py")
+    found = node(summary["scopes"]["<module>"]["stmts"][0]["e"])
+    assert isinstance(found, Call)
+    return found
+
+
+def test_the_shipped_table_loads_with_cited_privatizers() -> None:
+    table = dp_libraries()
+    assert table.privatizer("objax.privacy.dpsgd.PrivateGradValues()") is not None
+    assert table.privatizer("opacus.optimizers.DPOptimizer") is not None
+    assert all(p.provides for p in table.privatizers.values())
+    for entry in _shipped()["privatizers"]:
+        assert all(e["repository"].startswith("https://github.com/") and len(e["commit"]) == 40
+                   for e in entry["evidence"])
+
+
+@pytest.mark.parametrize(("qualified", "title"), [
+    ("opacus.PrivacyEngine", "Opacus"),
+    ("opacus", "Opacus"),
+    ("objax.privacy.dpsgd.PrivateGradValues()", "Objax privacy"),
+    ("objax.nn.Linear", None),
+    ("opacusx.engine", None),
+    ("torch.normal", None),
+    ("dp_accounting.rdp.RdpAccountant", "dp_accounting"),
+    (None, None),
+])
+def test_a_library_is_named_by_its_import_prefix(qualified: str | None, title: str | None) -> None:
+    assert dp_libraries().library_of(qualified) == title
+
+
+def test_dp_optimizer_divides_by_its_argument_unless_the_loss_is_summed() -> None:
+    privatizer = dp_libraries().privatizer("opacus.optimizers.DPOptimizer")
+    assert privatizer is not None
+    mean = _call("DPOptimizer(opt, noise_multiplier=1.0, max_grad_norm=1.0, "
+                 "expected_batch_size=int(len(ds) * q))")
+    divisor = privatizer.divisor(mean)
+    assert isinstance(divisor, Call) and divisor.name == "int"
+    summed = _call("DPOptimizer(opt, noise_multiplier=1.0, max_grad_norm=1.0, "
+                   "expected_batch_size=256, loss_reduction='sum')")
+    assert privatizer.divisor(summed) == "none"
+
+
+def test_clipped_grad_divides_only_by_a_given_normalize_by() -> None:
+    privatizer = dp_libraries().privatizer("jax_privacy.clipped_grad()")
+    assert privatizer is not None
+    assert privatizer.divisor(_call("f(params, x, y)")) is None
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    (lambda t: t["privatizers"][0].update(provides=["noise", "magic"]), "privatizers[0]"),
+    (lambda t: t["privatizers"][0].update(evidence=[]), "evidence"),
+    (lambda t: t["privatizers"][0].update(divides="sometimes"), "divides"),
+    (lambda t: t["privatizers"][1].pop("argument"), "argument"),
+    (lambda t: t["privatizers"].append(copy.deepcopy(t["privatizers"][0])), "listed twice"),
+    (lambda t: t["libraries"].append({"module": "x"}), "libraries["),
+    (lambda t: t.update(schema=2), "schema"),
+])
+def test_a_malformed_entry_is_an_error_naming_it(change: Any, message: str) -> None:
+    table = _shipped()
+    change(table)
+    with pytest.raises(DpcheckError) as error:
+        parse_table(table)
+    assert "dp_libraries.json" in str(error.value) and message in str(error.value)
