@@ -12,10 +12,10 @@ from __future__ import annotations
 import fnmatch
 import hashlib
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from dpcheck.catalog import Catalog, known_codes_hint, load_catalog, rule_ids, select_rules
 from dpcheck.config import Config, load_config
@@ -27,8 +27,9 @@ from dpcheck.discover.installed import find_installed
 from dpcheck.discover.pins import Pin
 from dpcheck.discover.libraries import DP_LIBRARIES
 from dpcheck.errors import internal_message
+from dpcheck.linked import Linked, LinkInputs
 from dpcheck.model import Finding, ParamValue, Pipeline, ScanError, ScanResult, Span
-from dpcheck.parse.analysis import FileAnalysis, Summary
+from dpcheck.parse.analyzer import Analyzer
 from dpcheck.parse.budget import FILE_TIME_BUDGET
 from dpcheck.parse.cache import CACHE_SETTINGS, AnalysisCache
 from dpcheck.parse.notebook import display_text
@@ -42,8 +43,6 @@ if TYPE_CHECKING:
 
 CACHE_DIRNAME = ".dpcheck_cache"
 OUTSIDE_CACHE = "symbolic link; the analysis cache is not used (dpcheck writes nothing through it)"
-_PARALLEL_THRESHOLD = 32
-T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -150,132 +149,6 @@ def default_cache_dir(options: ScanOptions, root: Path) -> Path | None:
     return None if default.is_symlink() else default
 
 
-AnalysisJob = tuple[str, bytes, tuple[str, ...], bool, int, float | None]
-
-
-def _analyze_job(job: AnalysisJob) -> tuple[dict[str, object], Summary | None]:
-    path, data, markers, force, max_bytes, budget = job
-    from dpcheck.parse.analysis import analyze_file  # in a worker: the parser and summariser
-
-    analysis, summary = analyze_file(
-        path, data, markers, summarize=force, max_bytes=max_bytes, time_budget=budget
-    )
-    return analysis.to_json(), summary
-
-
-class _Analyzer:
-    """Runs per-file analysis with the cache, serially or in a process pool, and serves
-    summaries: fresh ones from memory, cached ones from the cache's summary store, and those of
-    non-candidate files by analysing them on first request."""
-
-    def __init__(
-        self,
-        cache: AnalysisCache,
-        jobs: int,
-        contents: Mapping[str, bytes],
-        time_budget: float | None = FILE_TIME_BUDGET,
-    ) -> None:
-        from dpcheck.sites import CANDIDATE_MARKERS
-
-        self.cache = cache
-        self.jobs = jobs
-        self.time_budget = time_budget
-        self.markers = tuple(CANDIDATE_MARKERS)
-        self.contents = contents
-        self.keys = {rel: cache.key(blob_id(data), rel) for rel, data in contents.items()}
-        self.analyses: dict[str, FileAnalysis] = {}
-        self._summaries: dict[str, Summary] = {}
-
-    def restrict(self, paths: frozenset[str]) -> None:
-        """Analyse and serve only ``paths`` from now on (a scan of named files links their
-        import neighbourhood, not the whole project)."""
-        self.contents = {rel: data for rel, data in self.contents.items() if rel in paths}
-        self.keys = {rel: key for rel, key in self.keys.items() if rel in paths}
-        self.analyses = {rel: a for rel, a in self.analyses.items() if rel in paths}
-
-    def imports(self, rel: str) -> list[str]:
-        """The dotted targets the file ``rel`` imports or, a notebook, ``%run``s (from its
-        summary, analysing it now)."""
-        if rel not in self.analyses:
-            self._store(rel, *_analyze_job(self._job(rel, True)))
-        summary = self.summary(rel)
-        if summary is None:
-            return []
-        runs = [run["module"] for run in summary.get("runs", ())]
-        return [*summary["imports"].values(), *runs]
-
-    def run(self, progress: ProgressCallback | None = None) -> dict[str, FileAnalysis]:
-        """The light analysis of every file, from the cache where possible."""
-        todo: list[str] = []
-        for rel in sorted(self.contents):
-            if rel in self.analyses:
-                continue
-            cached = self.cache.get(self.keys[rel])
-            if cached is not None:
-                self.analyses[rel] = FileAnalysis.from_json(cached)
-            else:
-                todo.append(rel)
-        jobs = [self._job(rel, False) for rel in todo]
-        counted = _counted(len(self.contents) - len(jobs), len(self.contents), progress)
-        fresh: list[tuple[dict[str, object], Summary | None]] = []
-        if self.jobs > 1 and len(jobs) >= _PARALLEL_THRESHOLD:
-            from concurrent.futures import ProcessPoolExecutor  # only when there is work to share
-            from concurrent.futures.process import BrokenProcessPool
-
-            try:
-                with ProcessPoolExecutor(max_workers=self.jobs) as pool:
-                    counted(pool.map(_analyze_job, jobs, chunksize=4), into=fresh)
-            except BrokenProcessPool:
-                pass  # a worker died: the files it had not answered for are analysed here
-        counted(map(_analyze_job, jobs[len(fresh) :]), into=fresh)
-        for rel, (record, summary) in zip(todo, fresh):
-            self._store(rel, record, summary)
-        return self.analyses
-
-    def _job(self, rel: str, force: bool) -> AnalysisJob:
-        return (rel, self.contents[rel], self.markers, force, MAX_FILE_BYTES, self.time_budget)
-
-    def summary(self, rel: str) -> Summary | None:
-        """The summary of a file, analysing a non-candidate one now (forced)."""
-        analysis = self.analyses[rel]
-        if analysis.problem is not None or analysis.internal_error:
-            return None
-        if rel not in self._summaries:
-            summary = self.cache.summary(self.keys[rel]) if analysis.summarized else None
-            if summary is None:
-                self._store(rel, *_analyze_job(self._job(rel, True)))
-            else:
-                self._summaries[rel] = summary
-        return self._summaries.get(rel)
-
-    def _store(self, rel: str, record: dict[str, object], summary: Summary | None) -> None:
-        analysis = FileAnalysis.from_json(record)
-        if analysis.cacheable:
-            self.cache.put(self.keys[rel], record)
-        self.analyses[rel] = analysis
-        if summary is not None:
-            self.cache.put_summary(self.keys[rel], summary)
-            self._summaries[rel] = summary
-
-
-def _counted(
-    done: int, total: int, progress: ProgressCallback | None
-) -> Callable[..., list[T]]:
-    """Collects analysis results ``into`` a list, reporting ``done/total`` files after each
-    (cached files count as done from the start)."""
-
-    def collect(results: Iterable[T], into: list[T]) -> list[T]:
-        if progress is not None and not into:
-            progress("analysing files", done, total)
-        for data in results:
-            into.append(data)
-            if progress is not None:
-                progress("analysing files", done + len(into), total)
-        return into
-
-    return collect
-
-
 def _relative(path: Path, root: Path) -> str:
     """The report path of ``path``: relative to the root (a link inside the project named by
     its target, the file read), else the path as named (never a link's target outside)."""
@@ -301,47 +174,24 @@ def _per_file_ignored(finding: Finding, per_file_ignores: Mapping[str, frozenset
     )
 
 
-@dataclass(frozen=True)
-class _Linked:
-    """What the linking stage produced for a whole project (cached as JSON by project key)."""
-
-    pipelines: tuple[Pipeline, ...]
-    findings: tuple[Finding, ...]
-    errors: tuple[ScanError, ...]
-
-    def to_json(self) -> dict[str, object]:
-        return {
-            "pipelines": [p.to_json() for p in self.pipelines],
-            "findings": [f.to_json() for f in self.findings],
-            "errors": [e.to_json() for e in self.errors],
-        }
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> _Linked:
-        return cls(
-            tuple(Pipeline.from_json(p) for p in data["pipelines"]),
-            tuple(Finding.from_json(f) for f in data["findings"]),
-            tuple(ScanError(e["path"], e["message"], e["internal"]) for e in data["errors"]),
-        )
-
-
-def _project_key(
+def _context_key(
     settings: Settings,
-    analyzer: _Analyzer,
+    paths: Sequence[str],
     dependency_files: Sequence[Path],
     reported: frozenset[str] | None,
 ) -> str:
-    """A digest of every input of the linking stage: the files' contents, the dependency files,
-    the DP libraries installed, the parameter overrides, the Opacus history clone used to place
-    commit pins, and the reported subset (the code itself is part of the cache namespace)."""
+    """A digest of every input of the linking stage but the files' contents: the paths, the
+    dependency files, the DP libraries installed, the parameter overrides and version pins, the
+    Opacus history clone used to place commit pins, and the reported subset (the code itself
+    is part of the cache namespace)."""
     root = settings.root
     digest = hashlib.sha256()
 
     def add(text: str) -> None:
         digest.update(text.encode("utf-8", "surrogatepass"))  # file names need not be UTF-8
 
-    for rel in sorted(analyzer.keys):
-        add(f"py:{analyzer.keys[rel]}\n")
+    for rel in sorted(paths):
+        add(f"path:{rel}\n")
     for path in dependency_files:
         data = _read(path, root)
         blob = blob_id(data) if isinstance(data, bytes) else f"unreadable:{data}"
@@ -359,14 +209,15 @@ def _project_key(
 
 def _link(
     settings: Settings,
-    analyzer: _Analyzer,
+    analyzer: Analyzer,
     dependency_files: Sequence[Path],
     reported: frozenset[str] | None,
     load_source: Callable[[str], str | None],
-) -> _Linked:
-    """Facts -> project view -> file rules, pipelines -> rule findings, DP code that formed no
-    pipeline -> DP107. An internal error is reported, never raised: one pipeline's linking or
-    rules cost that pipeline only, and a failure of the whole stage keeps the per-file results."""
+) -> tuple[Linked, frozenset[str]]:
+    """Facts -> project view -> pipelines -> rule findings, DP code that formed no pipeline ->
+    DP107, file rules; and the files linking read. An internal error is reported, never raised:
+    one pipeline's linking or rules cost that pipeline only, and a failure of the whole stage
+    keeps the per-file results."""
     from dpcheck.discover.facts import collect_facts
     from dpcheck.pipelines import link_project
     from dpcheck.rules import check_files, check_unlinked, evaluate
@@ -385,16 +236,15 @@ def _link(
         _sources=load_source,
         reported=reported,
     )
-    per_file = tuple(check_files(analyzer.analyses.values(), project))
     try:
         linking = link_project(project)
-        unlinked = list(check_unlinked(linking.unlinked, project))
+        findings: list[Finding] = list(check_unlinked(linking.unlinked, project))
     except Exception as exc:  # noqa: BLE001 - keep per-file results even if linking fails
         message = internal_message("linking pipelines", exc)
-        return _Linked((), per_file, (*errors, ScanError(".", message, internal=True)))
+        errors.append(ScanError(".", message, internal=True))
+        linking, findings = None, []
     errors.extend(ScanError(path, message, internal=True) for path, message in project.failures)
-    pipelines = linking.pipelines
-    findings: list[Finding] = [*per_file, *unlinked]
+    pipelines = linking.pipelines if linking is not None else []
     for pipeline in pipelines:
         try:
             findings.extend(evaluate([pipeline], project))
@@ -402,7 +252,27 @@ def _link(
             stage = f"applying the rules to pipeline {pipeline.entry}"
             errors.append(ScanError(pipeline.path, internal_message(stage, exc), internal=True))
     shown = tuple(p for p in pipelines if project.is_reported(p.path))
-    return _Linked(shown, tuple(sorted(findings, key=Finding.sort_key)), tuple(errors))
+    read = project.files_read()
+    per_file = check_files(analyzer.analyses.values(), project.is_reported, project.source_line)
+    return Linked(shown, tuple(findings), tuple(per_file), tuple(errors)), read
+
+
+def _relinked(
+    entry: dict[str, Any], changed: frozenset[str], analyzer: Analyzer,
+    is_reported: Callable[[str], bool], load_source: Callable[[str], str | None],
+) -> Linked:
+    """A cached linking result for a project whose ``changed`` files linking never read: the
+    same pipelines and rule findings, the file rules run again on the changed files."""
+    from dpcheck.rules import check_files
+
+    def source_line(rel: str, line: int) -> str:
+        lines = (load_source(rel) or "").splitlines()
+        return lines[line - 1] if 0 < line <= len(lines) else ""
+
+    cached = Linked.from_json(entry["linked"])
+    kept = tuple(f for f in cached.per_file if f.span.path not in changed)
+    fresh = check_files([analyzer.analyses[rel] for rel in sorted(changed)], is_reported, source_line)
+    return replace(cached, per_file=(*kept, *fresh))
 
 
 def _with_bounds(
@@ -475,21 +345,28 @@ def run(settings: Settings, progress: ProgressCallback | None = None) -> ScanRes
         result.errors.append(ScanError(CACHE_DIRNAME, OUTSIDE_CACHE))
     cache = AnalysisCache(cache_dir, CACHE_SETTINGS)
     jobs = options.jobs or os.cpu_count() or 1
-    analyzer = _Analyzer(cache, jobs, contents, options.file_time_budget)
+    analyzer = Analyzer(cache, jobs, contents, options.file_time_budget)
     if reported is not None:
         from dpcheck.sites.modules import import_neighbourhood
 
         analyzer.restrict(import_neighbourhood(sorted(reported), contents, analyzer.imports))
     analyses = analyzer.run(progress)
 
-    key = _project_key(settings, analyzer, project_files.dependency_files, reported)
-    entry = cache.project(key)
+    inputs = LinkInputs(
+        _context_key(settings, sorted(analyzer.keys), project_files.dependency_files, reported),
+        dict(analyzer.keys),
+        frozenset(p for p, a in analyses.items() if a.candidate),
+    )
+    entry = cache.project(inputs.key)
     fresh = entry is None
     if entry is None:
-        linked = _link(settings, analyzer, project_files.dependency_files, reported, load_source)
-        entry = {"linked": linked.to_json(), "bounds": {}}
+        entry = _reusable(cache, inputs, analyzer, is_reported, load_source)
+    if entry is None:
+        linked, read = _link(settings, analyzer, project_files.dependency_files, reported, load_source)
+        entry = {"linked": linked.to_json(), "bounds": {},
+                 "inputs": replace(inputs, read=read).to_json()}
     else:
-        linked = _Linked.from_json(entry["linked"])
+        linked = Linked.from_json(entry["linked"])
     result.errors.extend(linked.errors)
 
     for analysis in analyses.values():
@@ -497,7 +374,7 @@ def run(settings: Settings, progress: ProgressCallback | None = None) -> ScanRes
             result.errors.append(ScanError(analysis.path, analysis.internal_error, internal=True))
     findings = [
         f
-        for f in linked.findings
+        for f in linked.all_findings
         if f.rule in settings.active_rules and not _per_file_ignored(f, settings.per_file_ignores)
     ]
     suppressions: dict[str, Sequence[Suppression]] = {
@@ -515,7 +392,7 @@ def run(settings: Settings, progress: ProgressCallback | None = None) -> ScanRes
     result.findings = sorted(bounded, key=Finding.sort_key)
     changed = fresh or len(entry["bounds"]) != known_bounds  # an unchanged entry is not rewritten
     if changed and all(a.cacheable for a in analyses.values()):  # a time-budget skip depends on the load
-        cache.put_project(key, entry)
+        cache.put_project(inputs.key, entry)
     cache.save()
     result.suppressed = outcome.suppressed
     result.suppression_issues = [
@@ -531,6 +408,22 @@ def run(settings: Settings, progress: ProgressCallback | None = None) -> ScanRes
     result.cells = {p: a.layout for p, a in analyses.items() if a.layout is not None}
     result.errors = sorted(dict.fromkeys(result.errors), key=lambda e: (e.path, e.message))
     return result
+
+
+def _reusable(
+    cache: AnalysisCache, inputs: LinkInputs, analyzer: Analyzer,
+    is_reported: Callable[[str], bool], load_source: Callable[[str], str | None],
+) -> dict[str, Any] | None:
+    """A new cache entry made from the most recent cached linking that still holds for
+    ``inputs`` (``LinkInputs.changed_unread``), or None."""
+    for entry in cache.recent_projects():
+        stored = LinkInputs.from_json(entry["inputs"])
+        changed = stored.changed_unread(inputs)
+        if changed is not None:
+            linked = _relinked(entry, changed, analyzer, is_reported, load_source)
+            return {"linked": linked.to_json(), "bounds": dict(entry["bounds"]),
+                    "inputs": replace(inputs, read=stored.read).to_json()}
+    return None
 
 
 def _nothing_scanned(result: ScanResult, paths: Sequence[Path], config: Config) -> list[str]:

@@ -75,6 +75,11 @@ class Project:
         lines = self._lines[path]
         return lines[line - 1] if 0 < line <= len(lines) else ""
 
+    def files_read(self) -> frozenset[str]:
+        """The files whose summaries or source lines were asked for so far: what linking read
+        of the project beyond its list of paths."""
+        return frozenset(self._summaries) | frozenset(self._lines)
+
     def is_reported(self, path: str) -> bool:
         """Whether findings anchored in ``path`` are reported in this scan."""
         return self.reported is None or path in self.reported

@@ -174,6 +174,10 @@ class AnalysisCache:
         """The linked result of a project whose inputs digest to ``key``."""
         return self._projects.get(key)
 
+    def recent_projects(self) -> list[Any]:
+        """The stored linked results, the most recently written first."""
+        return list(reversed(self._projects.entries.values()))
+
     def put_project(self, key: str, value: Any) -> None:
         """Store a project's linked result, keeping only the most recent few projects."""
         _Newest(self._projects, _PROJECT_ENTRIES_KEPT)[key] = value

@@ -8,7 +8,7 @@ and the pipeline's other sites as evidence.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from dpcheck.model import Finding, Pipeline, Role, UnlinkedCode
 from dpcheck.parse.analysis import FileAnalysis
@@ -31,16 +31,18 @@ def evaluate(pipelines: Sequence[Pipeline], project: Project,
     return sorted(found.values(), key=Finding.sort_key)
 
 
-def check_files(analyses: Iterable[FileAnalysis], project: Project,
+def check_files(analyses: Iterable[FileAnalysis], is_reported: Callable[[str], bool],
+                source_line: Callable[[str, int], str],
                 rules: Registry | None = None) -> list[Finding]:
-    """Every file-rule finding (DP001) of the reported files among ``analyses``."""
+    """Every file-rule finding (DP001) of the reported files among ``analyses``: a file's own
+    analysis and its text decide them, nothing else of the project."""
     rules = rules or registry()
     return [
         Finding(rule=rule.id, severity=rules.severity(rule.id), span=hit.span,
                 message=hit.message(),
-                context=project.source_line(hit.span.path, hit.span.line).strip()
+                context=source_line(hit.span.path, hit.span.line).strip()
                 or hit.fallback_context())
-        for analysis in analyses if project.is_reported(analysis.path)
+        for analysis in analyses if is_reported(analysis.path)
         for rule in rules.file_rules
         for hit in rule.check(analysis)
     ]

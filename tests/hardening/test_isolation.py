@@ -18,6 +18,7 @@ import pytest
 
 import dpcheck.bounds.attach
 import dpcheck.engine
+import dpcheck.parse.analyzer
 import dpcheck.parse.analysis
 import dpcheck.rules
 import dpcheck.sites
@@ -139,11 +140,11 @@ def test_a_bug_in_one_bound_keeps_its_finding_without_a_bound(
 
 
 _PARENT = 0
-_REAL_ANALYZE_JOB = dpcheck.engine._analyze_job
+_REAL_ANALYZE_JOB = dpcheck.parse.analyzer.analyze_job
 
 
 def _crash_in_a_worker(job: Any) -> Any:
-    """``_analyze_job``, except that a worker process given ``filler/m07.py`` dies outright
+    """``analyze_job``, except that a worker process given ``filler/m07.py`` dies outright
     (as on a segfault or the OOM killer). Module-level: the pool pickles it by name."""
     if os.getpid() != _PARENT and job[0] == "filler/m07.py":
         os._exit(3)
@@ -158,7 +159,7 @@ def test_a_worker_process_that_dies_loses_no_file(
     root = _two_pipelines(tmp_path)
     write_files(root, {f"filler/m{i:02d}.py": f"X{i} = {i}\n" for i in range(40)})
     monkeypatch.setattr(sys.modules[__name__], "_PARENT", os.getpid())
-    monkeypatch.setattr(dpcheck.engine, "_analyze_job", _crash_in_a_worker)
+    monkeypatch.setattr(dpcheck.parse.analyzer, "analyze_job", _crash_in_a_worker)
     code, report, _ = _scan(cli, root, "--jobs", "2")
     assert code == 1 and _rules(report) == BOTH and report["errors"] == []
     assert report["files_scanned"] == 43
