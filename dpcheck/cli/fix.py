@@ -1,0 +1,108 @@
+"""``dpcheck scan``'s fix options, in ruff's terms: ``--fix`` writes the verified fixes,
+``--diff`` prints them as a unified diff instead (exit 1 when there is one), ``--unsafe-fixes``
+lets both apply the fixes that change how training behaves.
+
+Without these options a scan still marks its fixable findings (``[*]``, the JSON ``fix``
+object, SARIF ``fixes``): every fix shown is one that re-analysis confirmed
+(``dpcheck.fixing``). The fix stage runs only when a reported finding's rule declares fixes;
+otherwise nothing of it is imported.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+from dpcheck.engine import Settings
+from dpcheck.gate import GateOptions, GateOutcome, gated_scan
+from dpcheck.model import Finding, ScanResult
+from dpcheck.report import PathView, location
+from dpcheck.report.escape import printable
+
+if TYPE_CHECKING:
+    from dpcheck.fixing import FixOutcome, FixPlan
+
+
+def add_fix_options(p: argparse.ArgumentParser) -> None:
+    """``--fix``, ``--diff`` and ``--unsafe-fixes``."""
+    p.add_argument("--fix", action="store_true",
+                   help="apply the fixes that re-analysis confirms (safe ones; unsafe ones too "
+                   "with --unsafe-fixes), then report what remains")
+    p.add_argument("--diff", action="store_true",
+                   help="print the fixes --fix would apply as a unified diff instead of the "
+                   "report, without writing (exit 1 when there is a diff)")
+    p.add_argument("--unsafe-fixes", action="store_true",
+                   help="let --fix and --diff apply the fixes that change how training behaves "
+                   "(the sampling scheme)")
+
+
+@dataclass(frozen=True)
+class FixedRun:
+    """What the fix stage leaves: the result to report (None: ``--diff`` printed instead), the
+    diff, and the exit code it decides (None: the report's findings decide)."""
+
+    result: ScanResult | None
+    diff: str = ""
+    exit_code: int | None = None
+
+
+def _has_fixes(settings: Settings, findings: list[Finding]) -> bool:
+    fixable = {rule.id for rule in settings.catalog.rules if rule.fixes}
+    return any(f.rule in fixable for f in findings)
+
+
+def fix_stage(args: argparse.Namespace, settings: Settings, gate: GateOptions,
+              outcome: GateOutcome) -> FixedRun:
+    """Annotate the findings with their fixes; with ``--diff`` give the diff instead, with
+    ``--fix`` write the fixes and report the scan of the fixed project."""
+    result = outcome.result
+    if not _has_fixes(settings, result.findings):
+        return FixedRun(None, "", 0) if args.diff else FixedRun(result)
+    from dpcheck.fixing import plan_fixes, unified_diff, write_changes
+
+    applying = args.fix or args.diff
+    plan = plan_fixes(settings, outcome.scanned or result, result.findings,
+                      unsafe=args.unsafe_fixes, applying=applying)
+    view = PathView.here(settings.root)
+    if applying:
+        _note_unapplied(plan, view, result, args.quiet)
+    if args.diff:
+        diff = unified_diff(plan.changes(), view.show)
+        return FixedRun(None, diff, 1 if diff else 0)
+    if not args.fix or not plan.applied:
+        return FixedRun(replace(result, findings=plan.annotate(result.findings)))
+    changes = plan.changes()
+    failed = write_changes(settings.root, changes, plan.texts.encoded)
+    for path, why in failed.items():
+        sys.stderr.write(f"dpcheck: {printable(view.show(path))}: fix not applied: "
+                         f"{printable(why)}\n")
+    written = [path for path in changes if path not in failed]
+    fixed = [o for o in plan.applied if o.candidate is not None
+             and {e.path for e in o.candidate.proposal.edits} <= set(written)]
+    if fixed and not args.quiet:
+        files = ", ".join(printable(view.show(path)) for path in written)
+        sys.stderr.write(f"dpcheck: fixed {len(fixed)} finding{'' if len(fixed) == 1 else 's'} "
+                         f"in {files}\n")
+    refreshed = gated_scan(settings, gate)
+    again = plan_fixes(settings, refreshed.scanned or refreshed.result, refreshed.result.findings,
+                       unsafe=args.unsafe_fixes) \
+        if _has_fixes(settings, refreshed.result.findings) else None
+    findings = again.annotate(refreshed.result.findings) if again else refreshed.result.findings
+    return FixedRun(replace(refreshed.result, findings=findings))
+
+
+def _note_unapplied(plan: FixPlan, view: PathView, result: ScanResult, quiet: bool) -> None:
+    """One stderr line per finding whose fix ``--fix`` does not apply, with why."""
+    unapplied: list[FixOutcome] = [o for o in plan.outcomes if o.candidate is None]
+    unapplied += plan.left_out
+    for outcome in unapplied:
+        where = location(outcome.finding.span, view, result.cells)
+        sys.stderr.write(f"dpcheck: {printable(where)}: {outcome.finding.rule} fix not applied: "
+                         f"{printable(outcome.reason or 'no fix')}\n")
+    hidden = [o for o in plan.outcomes if o.candidate is not None and not o.enabled(plan.unsafe)]
+    if hidden and not quiet:
+        count = len(hidden)
+        sys.stderr.write(f"dpcheck: {count} unsafe fix{'' if count == 1 else 'es'} not applied "
+                         "(they change how training behaves): add --unsafe-fixes\n")
