@@ -69,7 +69,7 @@ def fix_stage(args: argparse.Namespace, settings: Settings, gate: GateOptions,
     if applying:
         _note_unapplied(plan, view, result, args.quiet)
     if args.diff:
-        diff = unified_diff(plan.changes(), view.show)
+        diff = unified_diff(plan.changes(), lambda path: printable(view.show(path)))
         return FixedRun(None, diff, 1 if diff else 0)
     if not args.fix or not plan.applied:
         return FixedRun(replace(result, findings=plan.annotate(result.findings)))

@@ -1,8 +1,9 @@
 """What ``--diff`` prints and what ``--fix`` writes: the fixed files, nothing else.
 
-The diff is a unified diff per file (``a/<path>`` / ``b/<path>``, paths as the text report
-shows them), each line as the file has it (CRLF kept), with git's marker for a last line without
-a newline. Writing goes through ``write_inside``: only a regular file whose real path lies in
+The diff is a unified diff per file, with the path as the text report shows it (relative to the
+current folder, so ``git apply`` takes it there; absolute for a file outside it) under git's
+``a/`` and ``b/`` prefixes, each line as the file has it (CRLF kept), and git's marker for a last
+line without a newline. Writing goes through ``write_inside``: only a regular file whose real path lies in
 the project, never through a link out of it, keeping the file's inode and mode.
 """
 
@@ -24,8 +25,9 @@ def unified_diff(changes: Mapping[str, tuple[str, str]], show: Callable[[str], s
         if old == new:
             continue
         shown = show(path)
+        before, after = (shown, shown) if shown.startswith("/") else (f"a/{shown}", f"b/{shown}")
         lines = difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
-                                     fromfile=f"a/{shown}", tofile=f"b/{shown}")
+                                     fromfile=before, tofile=after)
         for line in lines:
             parts.append(line if line.endswith("\n") else f"{line}\n{_NO_NEWLINE}")
     return "".join(parts)

@@ -141,7 +141,8 @@ def code_expression(parsed: ParsedFile, param: ParamValue | None, at: cst.CSTNod
         return f"the code's {param.name} = {param.value:g} comes from an override, not the code"
     if where.path != parsed.path:
         return f"the code's {param.name} is set in {where.path}, not beside the accountant call"
-    expression: cst.BaseExpression | None = assigned_name(parsed, where.line, param.value)
+    expression: cst.BaseExpression | None = assigned_name(
+        parsed, where.line, param.value, param.source == "literal")
     if expression is None:
         statement = next((n for n in parsed.nodes(cst.For)
                           if parsed.positions[n].start.line == where.line), None)

@@ -62,9 +62,8 @@ def propose(site: FixSite) -> Sequence[Proposal] | NoFix:
     if pipeline is None:
         return NoFix("its pipeline is not part of this scan")
     if pipeline.library is not None:
-        return NoFix(f"the DP library ({pipeline.library}) divides the noisy sum itself; "
-                     "`loss_reduction=\"sum\"` with a learning rate scaled by hand is the repair, "
-                     "which changes the step size and is left to you")
+        return NoFix(f"{pipeline.library} divides the noisy sum itself: the repair is in how "
+                     "the library is called (the rule's fix), and it changes the step size")
     statements = [e.span for e in pipeline.evidence if e.role == Role.DIVISOR]
     if not statements:
         return NoFix("the update takes a mean over the batch instead of dividing a sum")
@@ -132,13 +131,11 @@ def public_batch(pipeline: Pipeline, parsed_of: Files) -> Public | NoFix:
         return Public(f"{rate.value} * {count.value}", (rate, count), named_rate[1],
                       "the sample rate times the declared dataset size")
     if size is not None and size.value is not None and size.source not in HYPER_PARAMETER:
-        return NoFix(f"the sample rate q = {q.value:g} is not built from a named batch size, and "
-                     f"the dataset size N = {size.value:g} is read from the data "
-                     f"({size.source}), which is private: declare the expected batch size as "
-                     f"a constant (`BATCH = {q.value * size.value:g}`, `q = BATCH / N`) and "
-                     "dpcheck can divide by it")
-    return NoFix(f"the sample rate q = {q.value:g} is not built from a named batch size, and no "
-                 "declared dataset size names q·N")
+        return NoFix(f"q = {q.value:g} is built from no named batch size and N = "
+                     f"{size.value:g} comes from the data (private): declare the batch size "
+                     f"(`BATCH = {q.value * size.value:g}`, `q = BATCH / N`) to divide by")
+    return NoFix(f"q = {q.value:g} is built from no named batch size, and no declared "
+                 "dataset size names q·N")
 
 
 def _numerator(q: ParamValue, parsed_of: Files) -> Public | None:
@@ -166,7 +163,8 @@ def _named(param: ParamValue | None, parsed_of: Files) -> tuple[cst.Name, Parsed
             or not param.span.path.endswith(".py"):
         return None
     parsed = parsed_of(param.span.path)
-    name = assigned_name(parsed, param.span.line, param.value) if parsed is not None else None
+    name = assigned_name(parsed, param.span.line, param.value, param.source == "literal") \
+        if parsed is not None else None
     return (name, parsed) if name is not None and parsed is not None else None
 
 

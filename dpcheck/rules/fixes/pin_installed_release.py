@@ -73,9 +73,8 @@ def _disagreement(pipeline: Pipeline, written: Pin, version: str) -> str | None:
     the written constraint allows (None: it is both)."""
     release = pipeline.release
     if release is None:
-        return ("the API line the code calls does not decide the release (its releases "
-                "normalize differently), so no release can be pinned without changing the update "
-                "rule dpcheck would find")
+        return ("no release to pin: the releases allowed normalize this code differently "
+                "(the API line it calls does not decide)")
     low, _, high = release.partition("-")
     try:
         wanted, first, last = Version(version), Version(low), Version(high or low)

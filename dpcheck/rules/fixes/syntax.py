@@ -148,10 +148,14 @@ def head(node: cst.CSTNode) -> cst.Name | None:
     return node if isinstance(node, cst.Name) else None
 
 
-def assigned_name(parsed: ParsedFile, line: int, value: float | None = None) -> cst.Name | None:
-    """The plain name the statement on ``line`` assigns (``BATCH = 256``, ``q: float = B / N``);
-    in an unpacking of literals (``N, DIM = 20_000, 30``) the one name assigned ``value``.
-    None for anything else (several targets, no assignment, no single match)."""
+def assigned_name(parsed: ParsedFile, line: int, value: float | None = None,
+                  literal: bool = False) -> cst.Name | None:
+    """The plain name the statement on ``line`` assigns ``value`` to (``BATCH = 256``,
+    ``q: float = B / N``; in an unpacking of literals, ``N, DIM = 20_000, 30``, the one name
+    assigned ``value``). A number literal assigned must be ``value``; with ``literal`` (the
+    value was read as a literal written on that line) only a number literal qualifies: a name
+    assigned an expression holds that expression's value, not the literal inside it
+    (``LOT_RATE = 250 / 60_000`` does not hold 250). None for anything else."""
     statement = parsed.statement_on(line)
     if isinstance(statement, cst.Assign) and len(statement.targets) == 1:
         target, assigned = statement.targets[0].target, statement.value
@@ -159,14 +163,23 @@ def assigned_name(parsed: ParsedFile, line: int, value: float | None = None) -> 
         target, assigned = statement.target, statement.value
     else:
         return None
-    if isinstance(target, cst.Name):
-        return target
-    if isinstance(target, cst.Tuple) and isinstance(assigned, cst.Tuple) and value is not None \
+    pairs = [(target, assigned)]
+    if isinstance(target, cst.Tuple) and isinstance(assigned, cst.Tuple) \
             and len(target.elements) == len(assigned.elements):
-        names = [t.value for t, v in zip(target.elements, assigned.elements)
-                 if isinstance(t.value, cst.Name) and _number(v.value) == value]
-        return names[0] if len(names) == 1 else None  # type: ignore[return-value]
-    return None
+        pairs = [(t.value, v.value) for t, v in zip(target.elements, assigned.elements)]
+    named = [name for name, held in pairs if isinstance(name, cst.Name)
+             and _holds(held, value, literal, alone=len(pairs) == 1)]
+    return named[0] if len(named) == 1 else None  # type: ignore[return-value]
+
+
+def _holds(held: cst.BaseExpression, value: float | None, literal: bool, alone: bool) -> bool:
+    """Whether a name assigned ``held`` holds ``value``: a number literal must be it; another
+    expression may be, when the value was not read as a literal and the name is the
+    statement's only target."""
+    number = _number(held)
+    if number is not None:
+        return value is None or number == value
+    return alone and not literal
 
 
 def _number(node: cst.BaseExpression) -> float | None:
