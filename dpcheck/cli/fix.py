@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from dpcheck.engine import Settings
+from dpcheck.errors import internal_message
 from dpcheck.gate import GateOptions, GateOutcome, gated_scan
 from dpcheck.model import Finding, ScanResult
 from dpcheck.report import PathView, location
@@ -56,18 +57,29 @@ def _has_fixes(settings: Settings, findings: list[Finding]) -> bool:
 def fix_stage(args: argparse.Namespace, settings: Settings, gate: GateOptions,
               outcome: GateOutcome) -> FixedRun:
     """Annotate the findings with their fixes; with ``--diff`` give the diff instead, with
-    ``--fix`` write the fixes and report the scan of the fixed project."""
-    result = outcome.result
-    if not _has_fixes(settings, result.findings):
-        return FixedRun(None, "", 0) if args.diff else FixedRun(result)
+    ``--fix`` write the fixes and report the scan of the fixed project. A dpcheck bug in the
+    stage costs the fixes, never the report: it is one line on stderr (``--diff``: exit 2)."""
+    if not _has_fixes(settings, outcome.result.findings):
+        return FixedRun(None, "", 0) if args.diff else FixedRun(outcome.result)
+    try:
+        return _fixed(args, settings, gate, outcome)
+    except Exception as exc:  # noqa: BLE001 - the scan's results are kept
+        sys.stderr.write(f"dpcheck: {printable(internal_message('fixing', exc))} "
+                         "(please report)\n")
+        return FixedRun(None, "", 2) if args.diff else FixedRun(outcome.result)
+
+
+def _fixed(args: argparse.Namespace, settings: Settings, gate: GateOptions,
+           outcome: GateOutcome) -> FixedRun:
     from dpcheck.fixing import plan_fixes, unified_diff, write_changes
 
+    result = outcome.result
     applying = args.fix or args.diff
     plan = plan_fixes(settings, outcome.scanned or result, result.findings,
                       unsafe=args.unsafe_fixes, applying=applying)
     view = PathView.here(settings.root)
-    if applying:
-        _note_unapplied(plan, view, result, args.quiet)
+    if applying and not args.quiet:
+        _note_unapplied(plan, view, result)
     if args.diff:
         diff = unified_diff(plan.changes(), lambda path: printable(view.show(path)))
         return FixedRun(None, diff, 1 if diff else 0)
@@ -78,31 +90,31 @@ def fix_stage(args: argparse.Namespace, settings: Settings, gate: GateOptions,
     for path, why in failed.items():
         sys.stderr.write(f"dpcheck: {printable(view.show(path))}: fix not applied: "
                          f"{printable(why)}\n")
-    written = [path for path in changes if path not in failed]
+    written = {path for path in changes if path not in failed}
     fixed = [o for o in plan.applied if o.candidate is not None
-             and {e.path for e in o.candidate.proposal.edits} <= set(written)]
+             and {e.path for e in o.candidate.proposal.edits} <= written]
     if fixed and not args.quiet:
-        files = ", ".join(printable(view.show(path)) for path in written)
+        files = ", ".join(printable(view.show(path)) for path in sorted(written))
         sys.stderr.write(f"dpcheck: fixed {len(fixed)} finding{'' if len(fixed) == 1 else 's'} "
                          f"in {files}\n")
     refreshed = gated_scan(settings, gate)
-    again = plan_fixes(settings, refreshed.scanned or refreshed.result, refreshed.result.findings,
-                       unsafe=args.unsafe_fixes) \
-        if _has_fixes(settings, refreshed.result.findings) else None
-    findings = again.annotate(refreshed.result.findings) if again else refreshed.result.findings
+    findings = refreshed.result.findings
+    if _has_fixes(settings, findings):
+        findings = plan_fixes(settings, refreshed.scanned or refreshed.result, findings,
+                              unsafe=args.unsafe_fixes).annotate(findings)
     return FixedRun(replace(refreshed.result, findings=findings))
 
 
-def _note_unapplied(plan: FixPlan, view: PathView, result: ScanResult, quiet: bool) -> None:
-    """One stderr line per finding whose fix ``--fix`` does not apply, with why."""
+def _note_unapplied(plan: FixPlan, view: PathView, result: ScanResult) -> None:
+    """One stderr line per finding whose fix ``--fix`` does not apply, with why, and a count of
+    the unsafe fixes left for ``--unsafe-fixes``."""
     unapplied: list[FixOutcome] = [o for o in plan.outcomes if o.candidate is None]
-    unapplied += plan.left_out
-    for outcome in unapplied:
+    for outcome in [*unapplied, *plan.left_out]:
         where = location(outcome.finding.span, view, result.cells)
         sys.stderr.write(f"dpcheck: {printable(where)}: {outcome.finding.rule} fix not applied: "
                          f"{printable(outcome.reason or 'no fix')}\n")
     hidden = [o for o in plan.outcomes if o.candidate is not None and not o.enabled(plan.unsafe)]
-    if hidden and not quiet:
+    if hidden:
         count = len(hidden)
         sys.stderr.write(f"dpcheck: {count} unsafe fix{'' if count == 1 else 'es'} not applied "
                          "(they change how training behaves): add --unsafe-fixes\n")

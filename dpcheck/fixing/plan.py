@@ -112,8 +112,9 @@ def _key(finding: Finding) -> tuple[str, str, int, int]:
 
 @dataclass
 class FixPlan:
-    """The fix outcomes of one scan's findings; ``applied`` are those ``--fix`` applies
-    together, verified together (``settle``), with the reasons the others were left out."""
+    """The fix outcomes of one scan's findings; ``applied`` are those ``--fix`` applies,
+    verified together (``_settle``), and ``left_out`` the enabled ones that did not hold with
+    the others, with why."""
 
     outcomes: list[FixOutcome]
     texts: ProjectTexts
@@ -166,7 +167,7 @@ class Verifier:
         self.settings = settings
         self.before = before
         self.texts = texts
-        self._scans: dict[str, ScanResult] = {}
+        self._scans: dict[tuple[tuple[str, str], ...], ScanResult] = {}
         self._severity: dict[tuple[str, str | None, str], int] = {}
         for finding in before.findings:
             key = _identity(finding)
@@ -181,11 +182,14 @@ class Verifier:
             return "a file it edits cannot be read back as UTF-8 text"
         files = {self.settings.root / path: self.texts.encoded(path, new)
                  for path, (_, new) in changes.items()}
-        key = hashlib.sha256(repr(sorted((str(p), d) for p, d in files.items())).encode(
-            "utf-8", "surrogatepass")).hexdigest()
+        key = tuple(sorted((path, hashlib.sha256(new.encode("utf-8", "surrogatepass")).hexdigest())
+                           for path, (_, new) in changes.items()))
         if key not in self._scans:
-            with overlaid(files):
-                self._scans[key] = scan_named(self.settings)
+            try:
+                with overlaid(files):
+                    self._scans[key] = scan_named(self.settings)
+            except Exception as exc:  # noqa: BLE001 - a failed re-analysis refuses the fix
+                return internal_message("re-analysing the project with the fix", exc)
         return self._scans[key]
 
     def judge(self, candidates: Sequence[Candidate]) -> str | None:

@@ -92,3 +92,4 @@ def test_verifying_a_fix_writes_nothing(tmp_path: Path) -> None:
     after = (root / "train.py").stat()
     assert (after.st_mtime_ns, after.st_size) == (stat.st_mtime_ns, stat.st_size)
     assert sorted(p.name for p in root.iterdir()) == ["requirements.txt", "train.py"]
+

@@ -22,6 +22,7 @@ from collections.abc import Iterator, Sequence
 from fnmatch import fnmatchcase
 
 import libcst as cst
+import libcst.matchers as m
 
 from dpcheck.catalog.apis import Api, load_api_catalog
 from dpcheck.model import ParamValue, Pipeline, Role
@@ -158,13 +159,13 @@ def code_expression(parsed: ParsedFile, param: ParamValue | None, at: cst.CSTNod
     return expression
 
 
+#: ``for _ in range(n)``: a loop counted by one bound.
+COUNTED_LOOP = m.For(iter=m.Call(func=m.Name("range"), args=[m.Arg(keyword=None, star="")]))
+
+
 def _range_bound(loop: cst.For) -> cst.BaseExpression | None:
     """``n`` of ``for _ in range(n)``."""
-    call = loop.iter
-    if isinstance(call, cst.Call) and isinstance(call.func, cst.Name) \
-            and call.func.value == "range" and len(call.args) == 1 and not call.args[0].keyword:
-        return call.args[0].value
-    return None
+    return loop.iter.args[0].value if m.matches(loop, COUNTED_LOOP) else None  # type: ignore[attr-defined]
 
 
 def _names(node: cst.CSTNode) -> Iterator[cst.Name]:
