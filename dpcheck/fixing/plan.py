@@ -9,9 +9,12 @@ settings; nothing is written) shows all of this:
   no scan error appeared, at any severity;
 * the fix's own check holds (the update is SGM now, the accountant is given the code's q ...).
 
-Fixes applied together (``--fix``) are verified together once more: findings of different
-pipelines can share a file, a helper or a requirement line. When the set fails, fixes are added
-one at a time and each one that breaks the others is left out, with the reason.
+The first proposals of all findings are verified together, in one re-scan; only when that
+fails is each proposal verified on its own, one re-scan each (so a project with several fixable
+findings usually costs one re-scan). Fixes applied together (``--fix``) are verified together
+too: findings of different pipelines can share a file, a helper or a requirement line. When the
+set fails, fixes are added one at a time and each one that breaks the others is left out, with
+the reason.
 """
 
 from __future__ import annotations
@@ -219,9 +222,10 @@ class Verifier:
             return f"{finding.rule} is still reported after it: {still[0].message}"
         return candidate.proposal.check(_outcome(after, finding.pipeline))
 
-    def note(self, candidate: Candidate) -> str | None:
-        """The proposal's note on the project scanned with it alone."""
-        after = self.after([candidate])
+    def note(self, candidate: Candidate, among: Sequence[Candidate] = ()) -> str | None:
+        """The proposal's note on the project scanned with it (and the fixes ``among`` which it
+        was verified)."""
+        after = self.after(among or [candidate])
         if isinstance(after, str):
             return None
         return candidate.proposal.consequence(_outcome(after, candidate.finding.pipeline))
@@ -258,21 +262,32 @@ def plan_fixes(settings: Settings, before: ScanResult, findings: Sequence[Findin
     def installed(library: str) -> InstalledLibrary | None:
         return find_installed(settings.root, library)
 
-    outcomes = []
+    proposed = []
     for finding in findings:
         fixes = registry.of(finding.rule)
         if fixes:
             site = FixSite(finding, _pipeline(before, finding.pipeline), texts.text, settings.root,
                            installed)
-            outcomes.append(_outcome_of(site, fixes, verifier))
+            proposed.append((finding, *_proposals(site, fixes)))
+    # one re-scan for the first proposal of every finding; one per proposal only when they fail
+    # together (a fix then is verified alone, as it would be applied alone)
+    firsts = [candidates[0] for _, candidates, _ in proposed if candidates]
+    together = len(firsts) > 1 and verifier.judge(firsts) is None
+    outcomes = [
+        FixOutcome(finding, candidates[0], note=verifier.note(candidates[0], firsts))
+        if together and candidates else _verified(finding, candidates, reasons, verifier)
+        for finding, candidates, reasons in proposed
+    ]
     plan = FixPlan(outcomes, texts, unsafe)
     if applying:
         _settle(plan, verifier)
     return plan
 
 
-def _outcome_of(site: FixSite, fixes: Sequence[RegisteredFix], verifier: Verifier) -> FixOutcome:
-    """The first proposal of the rule's fixes that the re-analysis confirms, or why none is."""
+def _proposals(site: FixSite, fixes: Sequence[RegisteredFix]) -> tuple[list[Candidate], list[str]]:
+    """Every proposal of the rule's fixes for the finding, in order, and why the fixes that
+    propose nothing do not."""
+    candidates: list[Candidate] = []
     reasons: list[str] = []
     for fix in fixes:
         try:
@@ -282,14 +297,20 @@ def _outcome_of(site: FixSite, fixes: Sequence[RegisteredFix], verifier: Verifie
             continue
         if isinstance(proposed, NoFix):
             reasons.append(proposed.reason)
-            continue
-        for proposal in proposed:
-            candidate = Candidate(site.finding, fix, proposal)
-            reason = verifier.judge([candidate])
-            if reason is None:
-                return FixOutcome(site.finding, candidate, note=verifier.note(candidate))
-            reasons.append(f"{proposal.message}: {reason}")
-    return FixOutcome(site.finding, reason="; ".join(dict.fromkeys(reasons)) or None)
+        else:
+            candidates += [Candidate(site.finding, fix, proposal) for proposal in proposed]
+    return candidates, reasons
+
+
+def _verified(finding: Finding, candidates: Sequence[Candidate], reasons: list[str],
+              verifier: Verifier) -> FixOutcome:
+    """The first candidate the re-analysis confirms on its own, or why none is."""
+    for candidate in candidates:
+        reason = verifier.judge([candidate])
+        if reason is None:
+            return FixOutcome(finding, candidate, note=verifier.note(candidate))
+        reasons = [*reasons, f"{candidate.proposal.message}: {reason}"]
+    return FixOutcome(finding, reason="; ".join(dict.fromkeys(reasons)) or None)
 
 
 def _settle(plan: FixPlan, verifier: Verifier) -> None:
