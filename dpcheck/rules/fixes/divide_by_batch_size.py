@@ -139,7 +139,8 @@ def public_batch(pipeline: Pipeline, parsed_of: Files) -> Public | NoFix:
     if size is not None and size.value is not None and size.source not in HYPER_PARAMETER:
         return NoFix(f"q = {q.value:g} is built from no named batch size and N = "
                      f"{size.value:g} comes from the data (private): declare the batch size "
-                     f"(`BATCH = {q.value * size.value:g}`, `q = BATCH / N`) to divide by")
+                     f"(q·N = {q.value * size.value:g} here) as a constant, build q from it "
+                     "(`q = BATCH / N`) and divide by it")
     return NoFix(f"q = {q.value:g} is built from no named batch size, and no declared "
                  "dataset size names q·N")
 
