@@ -391,9 +391,11 @@ def run(settings: Settings, progress: ProgressCallback | None = None) -> ScanRes
     bounded = _with_bounds(outcome.kept, linked.pipelines, entry["bounds"], cache, result.errors)
     result.findings = sorted(bounded, key=Finding.sort_key)
     changed = fresh or len(entry["bounds"]) != known_bounds  # an unchanged entry is not rewritten
-    if changed and all(a.cacheable for a in analyses.values()):  # a time-budget skip depends on the load
+    cacheable = all(a.cacheable for a in analyses.values())  # a time-budget skip depends on the load
+    if changed and cacheable:
         cache.put_project(inputs.key, entry)
     cache.save()
+    result.cache_key = inputs.key if cache_dir is not None and cacheable else None
     result.suppressed = outcome.suppressed
     result.suppression_issues = [
         i

@@ -346,9 +346,56 @@ class UnlinkedCode:
 
 
 @dataclass(frozen=True)
+class TextEdit:
+    """Replace the text of ``span`` (1-based lines and character columns, the end exclusive;
+    an empty span inserts) by ``content``."""
+
+    span: Span
+    content: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {**self.span.to_json(), "content": self.content}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> TextEdit:
+        return cls(Span.from_json(data), data["content"])
+
+
+@dataclass(frozen=True)
+class FindingFix:
+    """An automatic fix of a finding, verified by re-analysing the project with its edits (see
+    ``dpcheck.fixing``): the catalog fix ``id`` and ``title``, its ``safety`` (``safe``, or
+    ``unsafe``: applied only with ``--unsafe-fixes``), what the edits do (``message``), the
+    ``edits`` and a ``note`` on the fixed project the user must hear (None: none)."""
+
+    id: str
+    title: str
+    safety: str
+    message: str
+    edits: tuple[TextEdit, ...]
+    note: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "title": self.title,
+            "safety": self.safety,
+            "message": self.message,
+            "edits": [e.to_json() for e in self.edits],
+            "note": self.note,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> FindingFix:
+        return cls(data["id"], data["title"], data["safety"], data["message"],
+                   tuple(TextEdit.from_json(e) for e in data["edits"]), data.get("note"))
+
+
+@dataclass(frozen=True)
 class Finding:
     """A rule violated at a place. ``context`` is the stripped source text of the anchor line; it
-    makes the fingerprint stable when lines shift."""
+    makes the fingerprint stable when lines shift. ``fix`` is the automatic fix verified for it
+    (None: none); ``fix_reason`` says why a rule that has fixes offers none here."""
 
     rule: str
     severity: Severity
@@ -358,6 +405,8 @@ class Finding:
     evidence: tuple[Evidence, ...] = ()
     bound: dict[str, Any] | None = None
     context: str = ""
+    fix: FindingFix | None = None
+    fix_reason: str | None = None
 
     @property
     def fingerprint(self) -> str:
@@ -386,6 +435,8 @@ class Finding:
             "bound": self.bound,
             "fingerprint": self.fingerprint,
             "context": self.context,
+            "fix": self.fix.to_json() if self.fix else None,
+            "fix_reason": self.fix_reason,
         }
 
     @classmethod
@@ -399,6 +450,8 @@ class Finding:
             evidence=tuple(Evidence.from_json(e) for e in data["evidence"]),
             bound=data.get("bound"),
             context=data.get("context", ""),
+            fix=FindingFix.from_json(data["fix"]) if data.get("fix") else None,
+            fix_reason=data.get("fix_reason"),
         )
 
 
@@ -423,7 +476,8 @@ class ScanResult:
     can place its spans in cells. ``warnings`` are problems of the run itself that are no
     finding and no scan error: nothing was scanned, a ``per-file-ignores`` code names no rule.
     They never change the exit code (``--strict`` turns the configuration ones into errors
-    before the scan).
+    before the scan). ``cache_key`` digests every input of the findings when the scan's cache
+    is on (None otherwise): later stages cache what they derive from the findings under it.
     """
 
     pipelines: list[Pipeline] = field(default_factory=list)
@@ -434,6 +488,7 @@ class ScanResult:
     suppression_issues: list[Any] = field(default_factory=list)
     cells: dict[str, CellLayout] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    cache_key: str | None = None
 
     def to_json(self, version: str) -> dict[str, Any]:
         """The report's JSON document; every span-shaped object carries ``cell`` (see

@@ -37,9 +37,19 @@ _INDEX_FAILURES = (
 )
 
 
-def _hook() -> dict:
-    [hook] = yaml.safe_load(HOOKS_FILE.read_text())
+def _hook(hook_id: str = "dpcheck") -> dict:
+    [hook] = [h for h in yaml.safe_load(HOOKS_FILE.read_text()) if h["id"] == hook_id]
     return hook
+
+
+def test_the_fix_hook_is_the_scan_hook_with_fix() -> None:
+    """``dpcheck-fix`` selects the same files and runs the same scan, with ``--fix``."""
+    scan, fix = _hook(), _hook("dpcheck-fix")
+    assert [h["id"] for h in yaml.safe_load(HOOKS_FILE.read_text())] == ["dpcheck", "dpcheck-fix"]
+    assert fix["entry"] == "dpcheck scan --fix --output-format concise"
+    same = ("language", "additional_dependencies", "types_or", "files", "pass_filenames",
+            "require_serial", "minimum_pre_commit_version")
+    assert {k: fix[k] for k in same} == {k: scan[k] for k in same}
 
 
 def test_hook_definition_is_the_core_install_passing_file_names() -> None:
@@ -124,9 +134,9 @@ def hook_runner(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
     env = {**os.environ, "PRE_COMMIT_HOME": str(base / "home"), "PRE_COMMIT_COLOR": "never"}
     env.pop("PYTHONPATH", None)
 
-    def run(project: Path, *selection: str) -> subprocess.CompletedProcess[str]:
+    def run(project: Path, *selection: str, hook: str = "dpcheck") -> subprocess.CompletedProcess[str]:
         proc = subprocess.run(
-            [sys.executable, "-m", "pre_commit", "try-repo", str(snapshot), "dpcheck", *selection],
+            [sys.executable, "-m", "pre_commit", "try-repo", str(snapshot), hook, *selection],
             cwd=project,
             env=env,
             capture_output=True,
@@ -162,6 +172,19 @@ def test_hook_reports_a_notebook_at_its_cell(hook_runner, tmp_path: Path) -> Non
     output = proc.stdout + proc.stderr
     assert proc.returncode == 1, output
     assert "tutorial.ipynb:cell 10:2:34: DP101" in output
+
+
+def test_fix_hook_applies_the_verified_fix_and_fails_the_run(hook_runner, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """pre-commit fails a hook that changed a file: the fix is then reviewed and staged."""
+    project = _project(tmp_path, "accountant_steps_mismatch")
+    before = (project / "train.py").read_text("utf-8")
+    proc = hook_runner(project, "--all-files", hook="dpcheck-fix")
+    output = proc.stdout + proc.stderr
+    assert proc.returncode == 1, output
+    assert "files were modified by this hook" in output
+    after = (project / "train.py").read_text("utf-8")
+    assert after == before.replace("epochs=30, delta", "epochs=EPOCHS, delta")
+    assert "DP103" not in output.split("files were modified by this hook")[-1]
 
 
 def test_hook_passes_on_a_clean_project(hook_runner, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

@@ -4,11 +4,15 @@ Pure string functions: the docs pages in ``docs/rules/``, ``dpcheck explain``, `
 and the SARIF help text are all produced here from the catalog, so none of them can drift from
 the rule files. Page layout follows ruff's rule docs: what it does, why is this bad, a minimal
 example (flagged line marked) with its "use instead", how to fix it, suppressing,
-configuration, then the full example projects collapsed, and references.
+configuration, then the full example projects collapsed, and references. A rule with automatic
+fixes gets an "Automatic fix" section after "How to fix it": per fix its title, safety and when it
+is offered, each example that applies it as a diff of the file it edits, and each example it
+must leave alone with the reason dpcheck gives.
 """
 
 from __future__ import annotations
 
+import difflib
 import html
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -16,7 +20,7 @@ from typing import TYPE_CHECKING
 from dpcheck.catalog.examples import EXAMPLE_MAIN_FILE, FLAGGED_MARKER
 
 if TYPE_CHECKING:
-    from dpcheck.catalog.rule import Catalog, Example, MinimalExample, Rule
+    from dpcheck.catalog.rule import Catalog, Example, Fix, MinimalExample, Rule
 
 INDEX_PAGE = "README.md"
 GENERATED_NOTE = (
@@ -77,6 +81,8 @@ def _sections(rule: Rule, *, settings: bool, full_examples: str | None) -> list[
     if rule.minimal is not None:
         parts.append("## Example\n\n" + _minimal_markdown(rule.minimal))
     parts.append(f"## How to fix it\n\n{rule.fix}")
+    if rule.fixes:
+        parts.append(_fixes_markdown(rule.fixes))
     if settings:
         parts += [_suppressing_markdown(rule), _configuration_markdown(rule)]
     if full_examples is not None:
@@ -103,6 +109,36 @@ def _minimal_markdown(minimal: MinimalExample) -> str:
         "Use instead:",
         *_file_blocks(changed, label),
     ])
+
+
+def _fixes_markdown(fixes: Sequence[Fix]) -> str:
+    """The "Automatic fix" section: how fixes are applied, then each fix with its examples."""
+    lines = [
+        "## Automatic fix",
+        "",
+        "`dpcheck scan --diff` shows the fix, `dpcheck scan --fix` applies it (an unsafe one only "
+        "with `--unsafe-fixes`). A fix is applied only when dpcheck, re-analysing the project "
+        "with the edit in memory, finds the finding gone and nothing as severe new; otherwise "
+        "it says why not.",
+    ]
+    for fix in fixes:
+        lines += ["", f"### {fix.title}", "", f"Fix `{fix.id}` · **Safety:** {fix.safety}", "",
+                  fix.when]
+        for example in fix.examples:
+            if example.after is not None:
+                lines += ["", f"{example.name}:", "",
+                          _fenced(_example_diff(example.path, example.before, example.after),
+                                  "diff")]
+            else:
+                lines += ["", f"Not applied — {example.name}. dpcheck says: “…{example.unfixed}…”"]
+    return "\n".join(lines)
+
+
+def _example_diff(path: str, before: str, after: str) -> str:
+    """The unified diff of an example's edited file (as ``dpcheck scan --diff`` prints it)."""
+    return "".join(difflib.unified_diff(before.splitlines(keepends=True),
+                                        after.splitlines(keepends=True),
+                                        fromfile=f"a/{path}", tofile=f"b/{path}"))
 
 
 def _file_blocks(files: Sequence[tuple[str, str]], label: bool) -> list[str]:

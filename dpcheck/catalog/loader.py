@@ -17,8 +17,11 @@ from typing import Any
 
 from dpcheck.catalog.rule import (
     EXAMPLE_MAIN_FILE,
+    FIX_SAFETIES,
     Catalog,
     Example,
+    Fix,
+    FixExample,
     MinimalExample,
     Reference,
     Rule,
@@ -44,10 +47,12 @@ _REQUIRED_KEYS = (
     "id", "name", "severity", "summary", "what", "rationale", "fix", "minimal", "references",
     "examples",
 )
-_RULE_KEYS = frozenset((*_REQUIRED_KEYS, "tags", "configuration"))
+_RULE_KEYS = frozenset((*_REQUIRED_KEYS, "tags", "configuration", "fixes"))
 _MINIMAL_KEYS = ("flagged", "use-instead")
 _REFERENCE_KEYS = frozenset(("title", "url"))
 _EXAMPLE_KEYS = frozenset(("name", "code", "expect", "files", "pending"))
+_FIX_KEYS = frozenset(("id", "title", "when", "safety", "examples"))
+_FIX_EXAMPLE_KEYS = frozenset(("name", "path", "before", "after", "unfixed", "files"))
 
 
 def load_catalog(directory: Path | Traversable | None = None) -> Catalog:
@@ -98,6 +103,7 @@ def _load(directory: Traversable) -> Catalog:
     parsed = [(f, _parse_rule(f, _read_toml(f))) for f in files]
     _check_unique(parsed, "id", lambda r: r.id)
     _check_unique(parsed, "name", lambda r: r.name)
+    _check_unique_fixes(parsed)
     for file, rule in parsed:
         stem = file.name.removesuffix(".toml")
         if stem != rule.id:
@@ -131,6 +137,17 @@ def _check_unique(
             raise CatalogError(
                 f"{file}: {key}: duplicate {key} {value(rule)!r} (already defined in {first})"
             )
+
+
+def _check_unique_fixes(parsed: Iterable[tuple[Traversable, Rule]]) -> None:
+    """A fix id names one fix module, so it is unique across the catalog."""
+    seen: dict[str, Traversable] = {}
+    for file, rule in parsed:
+        for index, fix in enumerate(rule.fixes):
+            if fix.id in seen:
+                raise CatalogError(f"{file}: fixes[{index}].id: duplicate fix id {fix.id!r} "
+                                   f"(already defined in {seen[fix.id]})")
+            seen[fix.id] = file
 
 
 def _parse_rule(file: Traversable, data: dict[str, Any]) -> Rule:
@@ -171,6 +188,7 @@ def _parse_rule(file: Traversable, data: dict[str, Any]) -> Rule:
         what=what,
         configuration=configuration.strip(),
         minimal=_parse_minimal(file, data["minimal"]),
+        fixes=_list(file, "fixes", data.get("fixes", []), _parse_fix),
     )
 
 
@@ -189,6 +207,61 @@ def _parse_minimal(file: Traversable, value: Any) -> MinimalExample:
     if use_instead.marked_lines():
         raise CatalogError(f"{file}: minimal.use-instead: has a `# flagged` line; it must pass")
     return MinimalExample(flagged, use_instead)
+
+
+def _parse_fix(file: Traversable, key: str, value: Any) -> Fix:
+    """A fix: kebab-case id, a one-line title, when it is offered, its safety, and examples of
+    which at least one shows it applied."""
+    table = _table(file, key, value)
+    _check_keys(file, f"{key}.", table, _FIX_KEYS, required=tuple(sorted(_FIX_KEYS)))
+    fix_id = _string(file, f"{key}.id", table["id"])
+    if not KEBAB.fullmatch(fix_id):
+        raise CatalogError(f"{file}: {key}.id: {fix_id!r} is not kebab-case (e.g. 'pin-dp-library')")
+    title = _string(file, f"{key}.title", table["title"]).strip()
+    if "\n" in title:
+        raise CatalogError(f"{file}: {key}.title: must be a single line")
+    safety = _string(file, f"{key}.safety", table["safety"])
+    if safety not in FIX_SAFETIES:
+        raise CatalogError(f"{file}: {key}.safety: {safety!r} is not one of {', '.join(FIX_SAFETIES)}")
+    examples = _list(file, f"{key}.examples", table["examples"], _parse_fix_example)
+    if not any(e.after is not None for e in examples):
+        raise CatalogError(f"{file}: {key}.examples: no example shows the fix applied (give one "
+                           "an `after`)")
+    return Fix(id=fix_id, title=title, when=_string(file, f"{key}.when", table["when"]).strip(),
+               safety=safety, examples=examples)
+
+
+def _parse_fix_example(file: Traversable, key: str, value: Any) -> FixExample:
+    """A fix example: the edited file's ``before`` and either its ``after`` or, when the fix must
+    not apply, ``unfixed`` (part of the reason given); the other ``files`` of the project."""
+    table = _table(file, key, value)
+    _check_keys(file, f"{key}.", table, _FIX_EXAMPLE_KEYS, required=("before",))
+    path = table.get("path", EXAMPLE_MAIN_FILE)
+    if path != EXAMPLE_MAIN_FILE:
+        path = _example_path(file, f"{key}.path", _string(file, f"{key}.path", path))
+    before = _text(file, f"{key}.before", table["before"])
+    if ("after" in table) == ("unfixed" in table):
+        raise CatalogError(f"{file}: {key}: give exactly one of `after` (the fixed file) and "
+                           "`unfixed` (why no fix applies)")
+    after = _text(file, f"{key}.after", table["after"]) if "after" in table else None
+    if after == before:
+        raise CatalogError(f"{file}: {key}.after: equals `before`; a fix must change the file")
+    unfixed = _string(file, f"{key}.unfixed", table["unfixed"]).strip() \
+        if "unfixed" in table else None
+    files_table = _table(file, f"{key}.files", table.get("files", {}))
+    files = tuple(
+        (_example_path(file, f"{key}.files", name) if name != EXAMPLE_MAIN_FILE else name,
+         _text(file, f"{key}.files.{name}", text))
+        for name, text in sorted(files_table.items())
+    )
+    names = [path, *(name for name, _ in files)]
+    if path in names[1:]:
+        raise CatalogError(f"{file}: {key}.files: {path!r} is the edited file; give it as "
+                           "`before`")
+    if EXAMPLE_MAIN_FILE not in names:
+        raise CatalogError(f"{file}: {key}.files: the project has no {EXAMPLE_MAIN_FILE}")
+    return FixExample(name=_string(file, f"{key}.name", table.get("name", key)), before=before,
+                      after=after, unfixed=unfixed, path=path, files=files)
 
 
 def _parse_reference(file: Traversable, key: str, value: Any) -> Reference:

@@ -16,7 +16,13 @@ from dpcheck.catalog.examples import EXAMPLE_MAIN_FILE, FLAGGED_MARKER
 from dpcheck.errors import DpcheckError
 from dpcheck.model import Severity
 
-__all__ = ["EXAMPLE_MAIN_FILE", "Catalog", "Example", "MinimalExample", "Reference", "Rule"]
+__all__ = ["EXAMPLE_MAIN_FILE", "FIX_SAFETIES", "Catalog", "Example", "Fix", "FixExample",
+           "MinimalExample", "Reference", "Rule"]
+
+#: How much a fix may change: ``safe`` keeps what training does (it changes what is computed
+#: about it, or pins what already runs); ``unsafe`` changes how training behaves (the sampling
+#: scheme), so ``dpcheck scan --fix`` applies it only with ``--unsafe-fixes``.
+FIX_SAFETIES: tuple[str, ...] = ("safe", "unsafe")
 
 
 @dataclass(frozen=True)
@@ -87,13 +93,57 @@ class MinimalExample:
 
 
 @dataclass(frozen=True)
+class FixExample:
+    """A project before a fix and the edited file after it, run as a test.
+
+    ``path`` is the file the fix edits (``example.py`` unless a dependency file), ``before`` its
+    text and ``files`` the project's other files. ``after`` is the file's exact text after
+    ``dpcheck scan --fix --unsafe-fixes``; or, for an example the fix must leave alone,
+    ``unfixed`` is part of the reason dpcheck gives (``after`` is then None).
+    """
+
+    name: str
+    before: str
+    after: str | None = None
+    unfixed: str | None = None
+    path: str = EXAMPLE_MAIN_FILE
+    files: tuple[tuple[str, str], ...] = ()
+
+    def project_files(self) -> tuple[tuple[str, str], ...]:
+        """Every file of the project before the fix as ``(path, text)``, the edited one first."""
+        return ((self.path, self.before), *self.files)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "path": self.path, "before": self.before,
+                "after": self.after, "unfixed": self.unfixed, "files": dict(self.files)}
+
+
+@dataclass(frozen=True)
+class Fix:
+    """An automatic fix a rule offers: ``id`` (kebab-case; its module is
+    ``dpcheck/rules/fixes/<id in snake_case>.py``), a one-line ``title``, ``when`` it is offered
+    (Markdown), its ``safety`` (one of ``FIX_SAFETIES``) and its before/after ``examples``."""
+
+    id: str
+    title: str
+    when: str
+    safety: str
+    examples: tuple[FixExample, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "title": self.title, "when": self.when, "safety": self.safety,
+                "examples": [e.to_json() for e in self.examples]}
+
+
+@dataclass(frozen=True)
 class Rule:
     """One catalog entry. ``help_text`` and ``help_uri`` are what SARIF's rule metadata needs.
 
     ``summary`` is one line; ``what`` says what the rule checks beyond it (where it anchors, what
     it does not flag); ``rationale`` why it matters; ``fix`` how to fix it; ``configuration``
     the settings that change what it reports (Markdown, may be empty); ``minimal`` the minimal
-    flagged / use-instead pair; ``examples`` the full example projects.
+    flagged / use-instead pair; ``examples`` the full example projects; ``fixes`` the automatic
+    fixes ``dpcheck scan --fix`` may apply to its findings, in the order they are tried.
     """
 
     id: str
@@ -109,6 +159,7 @@ class Rule:
     what: str = ""
     configuration: str = ""
     minimal: MinimalExample | None = None
+    fixes: tuple[Fix, ...] = ()
 
     @property
     def help_text(self) -> str:
@@ -139,6 +190,7 @@ class Rule:
             "tags": list(self.tags),
             "minimal": self.minimal.to_json() if self.minimal else None,
             "examples": [e.to_json() for e in self.examples],
+            "fixes": [f.to_json() for f in self.fixes],
         }
 
 

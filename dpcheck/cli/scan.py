@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from dpcheck.cli import command_help
+from dpcheck.cli.fix import add_fix_options, fix_stage
 from dpcheck.config import FAIL_ON_LEVELS, check_docs_url, parse_cli_params
 from dpcheck.discover.confine import read_inside
 from dpcheck.engine import ScanOptions, Settings, settle
@@ -74,6 +75,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     p.add_argument("--docs-url", metavar="URL",
                    help=f"base URL of the rule pages linked from SARIF and annotations (default "
                    f"{DEFAULT_DOCS_URL}; [tool.dpcheck] docs-url)")
+    add_fix_options(p)
     add_scan_options(p)
     p.set_defaults(func=execute)
 
@@ -132,19 +134,24 @@ def execute(args: argparse.Namespace) -> int:
     if args.plot_dir is not None:
         require_matplotlib("--plot-dir")  # before the scan, not after minutes of it
     fmt = output_format(args.format, args.output_format, None)
+    gate = GateOptions(args.new_since, args.baseline)
     try:
         settings = settle(scan_options(args))
         fmt = output_format(args.format, args.output_format, settings.config.output_format)
         with progress_display(args.quiet) as progress:
-            outcome = gated_scan(settings, GateOptions(args.new_since, args.baseline), progress)
+            outcome = gated_scan(settings, gate, progress)
     except DpcheckError as exc:
         if fmt in ANNOTATED_FORMATS:  # the reader (code scanning, a CI step) learns why it is empty
             _write(args.output, render(ScanResult(errors=[ScanError("", str(exc))]), fmt,
                                        sources=None, rules=()))
         raise
-    result = outcome.result
     if not args.quiet:
         _note_dropped(outcome, args.new_since, args.baseline)
+    fixed = fix_stage(args, settings, gate, outcome)
+    if fixed.result is None:  # --diff: the diff is the output
+        _write(args.output, fixed.diff)
+        return fixed.exit_code or 0
+    result = fixed.result
     for warning in result.warnings:
         sys.stderr.write(f"dpcheck: warning: {printable(warning)}\n")
     _write(args.output, render(result, fmt, sources=_sources(result, settings.root),
@@ -176,6 +183,7 @@ def _render_options(args: argparse.Namespace, settings: Settings, fmt: str) -> R
         paths=PathView.here(settings.root),
         root=settings.root,
         docs_url=docs_url,
+        unsafe_fixes=args.unsafe_fixes,
     )
 
 

@@ -9,6 +9,11 @@ FIFO blocks; reading ``/dev/zero`` never ends). A refusal names the reason, neve
 the path a report prints is the link's own.
 
 Links that stay inside the project are followed; the target is what is read.
+
+Writing follows the same rule: ``write_inside`` (the only way ``dpcheck scan --fix`` writes a
+project file) writes only a regular file whose real path lies inside the project. And a read can
+be answered from memory: within ``overlaid(files)`` the reads of those files return the given
+bytes, so the fix stage re-analyses the project as a fix would leave it without writing anything.
 """
 
 from __future__ import annotations
@@ -16,11 +21,17 @@ from __future__ import annotations
 import errno
 import os
 import stat
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 
 OUTSIDE = "symbolic link to a path outside the project; skipped (not read)"
 OUTSIDE_DIRECTORY = "symbolic link to a directory outside the project; skipped (not followed)"
 NOT_REGULAR = "not a regular file (a device, FIFO or socket); skipped (never opened)"
+#: Why ``write_inside`` refuses, by the reason a read would be refused.
+NOT_WRITTEN = {OUTSIDE: "symbolic link to a path outside the project; not written",
+               NOT_REGULAR: "not a regular file (a device, FIFO or socket); not written"}
 _CHUNK = 1 << 20
 _OPEN_FLAGS = (
     os.O_RDONLY
@@ -29,6 +40,10 @@ _OPEN_FLAGS = (
     | getattr(os, "O_NOFOLLOW", 0)
     | getattr(os, "O_CLOEXEC", 0)
 )
+_WRITE_FLAGS = os.O_WRONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) \
+    | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_NONBLOCK", 0)
+#: Real path -> the bytes a read of it returns instead of the file's (see ``overlaid``).
+_OVERLAY: ContextVar[Mapping[str, bytes]] = ContextVar("dpcheck_overlay", default={})
 
 
 class ReadRefused(OSError):
@@ -64,7 +79,50 @@ def read_inside(path: Path, root: Path, limit: int | None = None) -> bytes:
     reason = refusal(path, root)
     if reason is not None:
         raise ReadRefused(reason)
-    return read_regular(os.path.realpath(path), limit)
+    real = os.path.realpath(path)
+    overlay = _OVERLAY.get().get(real)
+    if overlay is not None:
+        return overlay if limit is None else overlay[: limit + 1]
+    return read_regular(real, limit)
+
+
+@contextmanager
+def overlaid(files: Mapping[Path, bytes]) -> Iterator[None]:
+    """Within the context, ``read_inside`` of each of ``files`` (matched by real path) returns
+    the given bytes instead of the file's: the project as an edit would leave it, in memory."""
+    token = _OVERLAY.set({**_OVERLAY.get(),
+                          **{os.path.realpath(p): data for p, data in files.items()}})
+    try:
+        yield
+    finally:
+        _OVERLAY.reset(token)
+
+
+def write_inside(path: Path, root: Path, data: bytes) -> None:
+    """Replace the content of the regular file ``path``, whose real path must lie inside
+    ``root``, by ``data``. Raises ``ReadRefused`` (its reason says why, never the target) for a
+    link out of the project or a file that is not regular, and ``OSError`` when it cannot be
+    written. The file keeps its inode, owner and mode."""
+    reason = refusal(path, root)
+    if reason is not None:
+        raise ReadRefused(NOT_WRITTEN.get(reason, reason))
+    try:
+        fd = os.open(os.path.realpath(path), _WRITE_FLAGS)
+    except OSError as exc:
+        if exc.errno in (errno.ENXIO, errno.ELOOP):
+            raise ReadRefused(NOT_WRITTEN[NOT_REGULAR if exc.errno == errno.ENXIO else OUTSIDE]) \
+                from None
+        raise
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ReadRefused(NOT_WRITTEN[NOT_REGULAR])
+        os.set_blocking(fd, True)
+        os.ftruncate(fd, 0)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+    finally:
+        os.close(fd)
 
 
 def read_named(path: Path, root: Path, limit: int | None = None) -> bytes:

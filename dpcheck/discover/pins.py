@@ -26,7 +26,7 @@ from dpcheck.discover.requirements_txt import read_requirements
 from dpcheck.discover.setuptools_manifests import read_setup_cfg, read_setup_py
 from dpcheck.discover.toml_manifests import read_pipfile, read_pyproject
 
-__all__ = ["DP_LIBRARIES", "Pin", "PinProblem", "PinsResult", "read_pins"]
+__all__ = ["DP_LIBRARIES", "Pin", "PinProblem", "PinsResult", "pins_of", "read_pins"]
 
 _READERS: dict[str, Callable[[Source], PinsResult]] = {
     "pyproject.toml": read_pyproject,
@@ -46,8 +46,14 @@ def read_pins(root: Path, dependency_files: Sequence[Path]) -> PinsResult:
 
 
 def _read_one(root: Path, path: Path) -> PinsResult:
-    reader = _READERS.get(path.name, read_requirements if path.suffix == ".txt" else None)
-    if reader is None:
-        return PinsResult(problems=(PinProblem(path, "not a known dependency file kind"),))
     source = read_source(root, path)
-    return source if isinstance(source, PinsResult) else reader(source)
+    return source if isinstance(source, PinsResult) else pins_of(source)
+
+
+def pins_of(source: Source) -> PinsResult:
+    """The pins of one dependency file's text, read by its format's reader (by file name)."""
+    reader = _READERS.get(source.path.name,
+                          read_requirements if source.path.suffix == ".txt" else None)
+    if reader is None:
+        return PinsResult(problems=(PinProblem(source.path, "not a known dependency file kind"),))
+    return reader(source)

@@ -27,11 +27,13 @@ class GateOptions:
 
 @dataclass(frozen=True)
 class GateOutcome:
-    """The reported result and how many findings each filter dropped."""
+    """The reported result, how many findings each filter dropped, and the scan before the
+    filters (``scanned``: what a fix's re-analysis is compared with)."""
 
     result: ScanResult
     known_at_ref: int = 0
     in_baseline: int = 0
+    scanned: ScanResult | None = None
 
 
 def _widened(settings: Settings) -> tuple[Settings, NamedFiles | None]:
@@ -55,11 +57,11 @@ def gated_scan(
     so a typo fails fast with a ``DpcheckError``."""
     baseline = read_baseline(gate.baseline, settings.root) if gate.baseline is not None else None
     target = resolve_ref(settings.root, gate.new_since) if gate.new_since is not None else None
-    result = scan_named(settings, progress)
+    unfiltered = result = scan_named(settings, progress)
     known_at_ref = in_baseline = 0
     if target is not None:
         scanned, _ = _widened(settings)
         result, known_at_ref = drop_known(result, fingerprints_at(scanned, target, progress))
     if baseline is not None:
         result, in_baseline = drop_known(result, baseline.counts())
-    return GateOutcome(result, known_at_ref, in_baseline)
+    return GateOutcome(result, known_at_ref, in_baseline, unfiltered)

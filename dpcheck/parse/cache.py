@@ -1,6 +1,6 @@
 """The on-disk cache of a scan, ruff-style (``.dpcheck_cache/`` in the project root).
 
-Four stores share one namespace made of a fingerprint of dpcheck's own code and data (so an
+Five stores share one namespace made of a fingerprint of dpcheck's own code and data (so an
 edit, an upgrade or a new version table can never serve a stale result) and the settings that
 change per-file results:
 
@@ -12,7 +12,9 @@ change per-file results:
   attached to its findings; a rescan of an unchanged project reads this and nothing else;
 * ``bounds`` — what a corrected bound does to a finding, keyed by its parameter set
   (``dpcheck.bounds.attach.effect_key``): a project relinked after an edit recomputes only the
-  bounds of new parameter sets.
+  bounds of new parameter sets;
+* ``fixes`` — the verified fix (or why none) of each reported finding, keyed by the scan's
+  inputs and findings: a rescan shows the fixable findings without re-verifying them.
 
 Each store is one JSON file, read at most once and written atomically only when it changed.
 
@@ -40,6 +42,7 @@ from dpcheck.parse.source import MAX_FILE_BYTES
 
 _PROJECT_ENTRIES_KEPT = 16
 _BOUND_EFFECTS_KEPT = 256
+_FIX_PLANS_KEPT = 16
 CACHE_SETTINGS = f"max={MAX_FILE_BYTES}"
 """The settings part of the namespace of a scan's cache (shared by ``dpcheck history``)."""
 
@@ -144,6 +147,9 @@ class AnalysisCache:
         self._bounds = _Store(None if base is None else base.with_suffix(".bounds.json"))
         self.bound_effects: MutableMapping[str, Any] = _Newest(self._bounds, _BOUND_EFFECTS_KEPT)
         """What bounds do to findings, by parameter set (``bounds.attach.effect_key``)."""
+        self._fixes = _Store(None if base is None else base.with_suffix(".fixes.json"))
+        self.fix_plans: MutableMapping[str, Any] = _Newest(self._fixes, _FIX_PLANS_KEPT)
+        """The fixes of a scan's findings, by the scan's inputs and findings."""
         self.hits = 0
         self.misses = 0
 
@@ -187,7 +193,7 @@ class AnalysisCache:
         checkout must still scan)."""
         if self._root is None:
             return
-        stores = (self._files, self._summaries, self._projects, self._bounds)
+        stores = (self._files, self._summaries, self._projects, self._bounds, self._fixes)
         if not any(store.dirty for store in stores):
             return
         try:

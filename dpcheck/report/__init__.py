@@ -69,7 +69,8 @@ def output_format(fmt: str | None, output_format: str | None, configured: str | 
 @dataclass(frozen=True)
 class RenderOptions:
     """How to render: colour, quiet and evidence apply to the text styles; ``paths`` to text and
-    JSON (``display_path``); ``root`` is SARIF's ``%SRCROOT%``; ``docs_url`` the rule pages."""
+    JSON (``display_path``); ``root`` is SARIF's ``%SRCROOT%``; ``docs_url`` the rule pages;
+    ``unsafe_fixes``: the run applies unsafe fixes too (which fixes the text marks ``[*]``)."""
 
     color: bool = False
     quiet: bool = False
@@ -77,6 +78,7 @@ class RenderOptions:
     paths: PathView = field(default_factory=PathView)
     root: Path | None = None
     docs_url: str = DEFAULT_DOCS_URL
+    unsafe_fixes: bool = False
 
 
 def render(
@@ -110,6 +112,7 @@ def render(
             style=style,
             show_evidence=opts.show_evidence,
             paths=opts.paths,
+            unsafe_fixes=opts.unsafe_fixes,
         ))
         for style in TEXT_STYLES
     }

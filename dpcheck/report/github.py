@@ -4,7 +4,8 @@
 warnings use ``::warning`` and info findings ``::notice``. An annotation is all a runner without
 code scanning shows, and it is read on the diff, so it stays short: the finding's message, the
 bound's one-line summary and the link to the rule page, each on its own (escaped) line. The
-evidence is in the SARIF report and the text output. Paths are relative to the repository (the
+evidence is in the SARIF report and the text output; a verified fix adds one line (what it
+does, and the command that applies it). Paths are relative to the repository (the
 scan root), as the runner expects. Escaping follows the Actions runner: ``%``, CR and LF in the
 message; additionally ``:`` and ``,`` in property values.
 
@@ -87,6 +88,9 @@ def _finding_command(finding: Finding, rules: dict[str, RuleMeta], docs_url: str
     lines = [prefix + finding.message]
     if (bound := bound_line(finding.bound)) is not None:
         lines.append(f"bound: {bound}")
+    if finding.fix is not None:
+        flags = "--fix" if finding.fix.safety == "safe" else "--fix --unsafe-fixes"
+        lines.append(f"fix: {finding.fix.message} (dpcheck scan {flags})")
     if rule is not None:
         lines.append(f"rule: {rule_page_url(rule, docs_url)}")
     return workflow_command(_COMMAND[finding.severity], properties, "\n".join(lines))

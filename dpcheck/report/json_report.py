@@ -24,7 +24,9 @@ Shape (``ScanResult.to_json``; keys in this order)::
         "path": str, "cell": int | null, "line": int, "column": int,
         "end_line": int | null, "end_column": int | null,
         "message": str, "pipeline": str | null, "evidence": [EVIDENCE, ...],
-        "bound": object | null, "fingerprint": str, "context": str
+        "bound": object | null, "fingerprint": str, "context": str,
+        "fix": FIX | null,                         # the fix re-analysis confirmed
+        "fix_reason": str | null                   # why a rule with fixes offers none here
       }],
       "errors": [{"path": str, "message": str, "internal": bool}],
       "files_scanned": int,
@@ -38,6 +40,10 @@ Shape (``ScanResult.to_json``; keys in this order)::
     UNDECIDED = {"reason", "path", "cell", "line", "column", "end_line", "end_column"}
     PARAM    = {"value": number | null, "source": str, "span": SPAN | null,
                 "expression": str | null}
+    FIX      = {"id": str, "title": str, "safety": "safe" | "unsafe", "message": str,
+                "edits": [EDIT, ...], "note": str | null}
+    EDIT     = SPAN + {"content": str}             # replace (line, column) up to, not
+                                                   # including, (end_line, end_column)
 
 Paths are POSIX and relative to the scan root; lines and columns are 1-based. Every object with
 a ``path`` (a finding, its evidence, a span, a pipeline, an error, a suppression issue) also has

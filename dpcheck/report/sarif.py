@@ -4,7 +4,10 @@ Each finding becomes a result with ``ruleId``/``ruleIndex``, ``level`` (``note``
 location relative to ``%SRCROOT%`` with a 1-based region (columns counted in Unicode code points,
 declared by ``columnKind``), the evidence as ``relatedLocations``, the model's fingerprint under
 ``partialFingerprints["dpcheck/v1"]`` (stable across runs and line shifts, so code scanning
-tracks an alert through edits) and the pipeline and bound under ``properties``. Scan errors are
+tracks an alert through edits) and the pipeline and bound under ``properties``. A finding with a
+verified fix carries it as ``fixes[]``: a description, the ``artifactChanges`` (each file's
+``replacements``: the ``deletedRegion`` and the ``insertedContent``) and the fix's id and safety
+under ``properties``. Scan errors are
 ``error`` notifications of the single invocation, which then reports ``executionSuccessful:
 false``; suppression issues and the run's warnings are ``warning`` notifications. The driver's
 ``informationUri`` is the index of the rule pages and each rule's ``helpUri`` its page (base URL
@@ -24,7 +27,7 @@ from typing import Any
 
 from dpcheck import __version__
 from dpcheck.locations import CellLayout, locate
-from dpcheck.model import Evidence, Finding, ScanError, ScanResult, Severity, Span
+from dpcheck.model import Evidence, Finding, FindingFix, ScanError, ScanResult, Severity, Span
 from dpcheck.report.escape import uri_path
 from dpcheck.report.jsonable import strict_json
 from dpcheck.report.meta import (
@@ -140,11 +143,27 @@ def _result(
         result["relatedLocations"] = [
             _related_location(i, e, cells) for i, e in enumerate(finding.evidence, start=1)
         ]
+    if finding.fix is not None:
+        result["fixes"] = [_fix(finding.fix)]
     result["partialFingerprints"] = {FINGERPRINT_KEY: finding.fingerprint}
     properties = {"pipeline": finding.pipeline, "bound": finding.bound}
     if present := {k: v for k, v in properties.items() if v is not None}:
         result["properties"] = strict_json(present)
     return result
+
+
+def _fix(fix: FindingFix) -> dict[str, Any]:
+    """A SARIF ``fix``: the edits grouped by file as ``artifactChanges``."""
+    by_path: dict[str, list[dict[str, Any]]] = {}
+    for edit in fix.edits:
+        by_path.setdefault(edit.span.path, []).append(
+            {"deletedRegion": _region(edit.span), "insertedContent": {"text": edit.content}})
+    return {
+        "description": _text(f"{fix.title}: {fix.message}"),
+        "artifactChanges": [{"artifactLocation": _artifact_location(path), "replacements": edits}
+                            for path, edits in by_path.items()],
+        "properties": {"id": fix.id, "safety": fix.safety},
+    }
 
 
 def _notification(error: ScanError) -> dict[str, Any]:

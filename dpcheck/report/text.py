@@ -12,6 +12,7 @@ overview (unless quiet), and sections for suppression issues and scan errors::
       = evidence: sigma = 1.1 (override from --param)
       = bound: claimed eps = 2.97 (SGM, RDP, delta = 1e-05)
       = bound: corrected eps <= 8.41 (ASGM witness)
+      = fix: divide by BATCH (the batch-size hyper-parameter) instead of len(batch) [safe]
 
     Pipelines:
       train.py:8: mechanism ASGM, sampling poisson, accountant opacus-rdp (assumes ...), entry train
@@ -23,10 +24,15 @@ overview (unless quiet), and sections for suppression issues and scan errors::
       data/blob.py: [error] cannot read: Permission denied
 
     Found 1 finding (1 error) in 12 files; 1 suppressed; 1 suppression issue; 1 scan error.
+    [*] 1 fixable with `dpcheck scan --fix`.
 
 ``concise`` prints only the finding lines (with ``show_evidence``, each followed by its evidence
 and bound lines), one line per suppression issue and scan error, and the summary. Paths are shown
-relative to the current folder (:mod:`dpcheck.report.locations`); columns are 1-based. A span in
+relative to the current folder (:mod:`dpcheck.report.locations`); columns are 1-based. A finding
+whose fix ``--fix`` applies (a safe one, or any with ``unsafe_fixes``) is marked ``[*]`` after its
+severity, as ruff marks fixable violations; ``full`` lists under each finding its fix (``= fix:``,
+with a ``= fix note:`` when the fix has one) or why it has none (``= no fix:``), and a last line
+counts the fixable findings. A span in
 a notebook is printed in its cell, ``tutorial.ipynb:cell 7:12:5:``, and its code frame shows that
 cell's lines, numbered in the cell. Colour (ANSI) is used only when asked for.
 """
@@ -81,15 +87,18 @@ def render_text(
     style: str = "full",
     show_evidence: bool = False,
     paths: PathView = PathView(),
+    unsafe_fixes: bool = False,
 ) -> str:
     """Render ``result`` for a terminal in ``style`` (``full`` or ``concise``).
 
     ``quiet`` leaves out the pipelines overview of ``full``; ``show_evidence`` adds the evidence
-    and bound lines to ``concise`` (``full`` always has them).
+    and bound lines to ``concise`` (``full`` always has them); ``unsafe_fixes`` marks the unsafe
+    fixes fixable too.
     """
     if style not in TEXT_STYLES:
         raise ValueError(f"unknown text style {style!r}")
-    writer = _Writer(_Style(color), paths, _overrides(result.pipelines), result.cells)
+    writer = _Writer(_Style(color), paths, _overrides(result.pipelines), result.cells,
+                     unsafe_fixes)
     if style == "concise":
         lines: list[str] = []
         for finding in sorted(result.findings, key=Finding.sort_key):
@@ -98,7 +107,8 @@ def render_text(
                 lines.extend(writer.details(finding))
         lines += [writer.notice(n) for n in result.suppression_issues]
         lines += [writer.error(e) for e in result.errors]
-        return "".join(f"{line}\n" for line in [*lines, summary_line(result)])
+        return "".join(f"{line}\n" for line in [*lines, summary_line(result),
+                                                  *fixable_lines(result, unsafe_fixes)])
     blocks: list[list[str]] = []
     for finding in sorted(result.findings, key=Finding.sort_key):
         blocks.append(list(writer.finding(finding, sources.get(finding.span.path))))
@@ -108,7 +118,7 @@ def render_text(
         blocks.append(writer.section("Suppressions:", [writer.notice(n) for n in result.suppression_issues]))
     if result.errors:
         blocks.append(writer.section("Errors:", [writer.error(e) for e in result.errors]))
-    blocks.append([summary_line(result)])
+    blocks.append([summary_line(result), *fixable_lines(result, unsafe_fixes)])
     return "\n\n".join("\n".join(block) for block in blocks) + "\n"
 
 
@@ -124,11 +134,12 @@ class _Writer:
     """The lines of one text report, sharing its colour, path view and overrides."""
 
     def __init__(self, style: _Style, paths: PathView, overrides: dict[str, list[ParamValue]],
-                 cells: Mapping[str, CellLayout]) -> None:
+                 cells: Mapping[str, CellLayout], unsafe_fixes: bool = False) -> None:
         self.style = style
         self.paths = paths
         self.overrides = overrides
         self.cells = cells
+        self.unsafe_fixes = unsafe_fixes
 
     def where(self, span: Span, *, column: bool = True) -> str:
         """The span's location as a person opens it (a notebook's in its cell)."""
@@ -140,7 +151,8 @@ class _Writer:
         where = self.style(f"{self.where(finding.span)}:", _BOLD)
         rule = self.style(finding.rule, color)
         severity = self.style(f"[{finding.severity.value}]", color)
-        return f"{where} {rule} {severity} {finding.message}"
+        mark = " [*]" if applies(finding, self.unsafe_fixes) else ""
+        return f"{where} {rule} {severity}{mark} {finding.message}"
 
     def finding(self, finding: Finding, source: str | None) -> Iterator[str]:
         """Header, code frame, evidence and bound summary of one finding."""
@@ -158,6 +170,13 @@ class _Writer:
             yield f"  = evidence: {value.name} = {value.value} (override from {origin})"
         for line in bound_summary(finding.bound):
             yield f"  = bound: {line}"
+        if finding.fix is not None:
+            flags = "--fix" if finding.fix.safety == "safe" else "--fix --unsafe-fixes"
+            yield f"  = fix: {finding.fix.message} [{finding.fix.safety}: dpcheck scan {flags}]"
+            if finding.fix.note:
+                yield f"  = fix note: {finding.fix.note}"
+        elif finding.fix_reason:
+            yield f"  = no fix: {finding.fix_reason}"
 
     def _frame(self, source: str, finding: Finding) -> Iterator[str]:
         """The code frame with a gutter wide enough for the largest line number shown; in a
@@ -206,6 +225,27 @@ class _Writer:
 
 def _count(n: int, noun: str, plural: str | None = None) -> str:
     return f"{n} {noun if n == 1 else plural or noun + 's'}"
+
+
+def applies(finding: Finding, unsafe_fixes: bool) -> bool:
+    """Whether ``dpcheck scan --fix`` (with ``--unsafe-fixes`` when ``unsafe_fixes``) applies the
+    finding's fix."""
+    return finding.fix is not None and (unsafe_fixes or finding.fix.safety == "safe")
+
+
+def fixable_lines(result: ScanResult, unsafe_fixes: bool) -> list[str]:
+    """ruff's last line: how many findings ``--fix`` fixes, and how many more unsafe fixes
+    would (nothing when there are none)."""
+    fixable = sum(applies(f, unsafe_fixes) for f in result.findings)
+    hidden = sum(f.fix is not None for f in result.findings) - fixable
+    if not fixable and not hidden:
+        return []
+    flags = "--fix --unsafe-fixes" if unsafe_fixes else "--fix"
+    more = f" ({hidden} more with `--unsafe-fixes`)" if hidden else ""
+    if not fixable:
+        return [f"{_count(hidden, 'unsafe fix', 'unsafe fixes')} available with "
+                "`dpcheck scan --fix --unsafe-fixes`."]
+    return [f"[*] {fixable} fixable with `dpcheck scan {flags}`{more}."]
 
 
 def summary_line(result: ScanResult) -> str:

@@ -10,6 +10,9 @@ Layout (a newcomer's map):
   ``UnlinkedRule``, ``BoundPolicy``); ``registry.py`` — the collected rules, checked against
   the catalog; ``evaluate.py`` — running them; ``anchors.py`` and ``accounting.py`` — what
   several pipeline rules read.
+* ``fixes/`` — the automatic fixes a rule's catalog entry declares, one module per fix, with
+  their own registry (``dpcheck.rules.fixes``); the scan never imports them, the fix stage
+  (``dpcheck.fixing``) does.
 
 ``evaluate`` (pipelines), ``check_files`` (per-file rules) and ``check_unlinked`` (DP code no
 pipeline took) are pure: inputs in, findings out.

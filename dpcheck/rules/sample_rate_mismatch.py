@@ -65,20 +65,24 @@ def _mismatch(name: str, claimed: ParamValue | None, actual: ParamValue | None) 
     return None
 
 
-def check(pipeline: Pipeline, project: Project) -> Iterator[SampleRateMismatch]:
+def mismatched(pipeline: Pipeline) -> tuple[tuple[Mismatch, Role], ...]:
+    """The parameters the accountant is given differently from the code, each with the
+    evidence role of its accountant argument (empty without an accountant call)."""
     accountant = pipeline.accountant
     if accountant.span is None:
-        return
+        return ()
     given = {"q": accountant.q, "steps": accountant.steps}
-    mismatches: list[Mismatch] = []
-    span = None
-    for name, role in COMPARED:
-        mismatch = _mismatch(name, given[name], pipeline.params.get(name))
-        if mismatch is not None:
-            mismatches.append(mismatch)
-            span = span or anchor(pipeline, role)
-    if mismatches:
-        yield SampleRateMismatch(span or accountant.span, tuple(mismatches))
+    found = ((_mismatch(name, given[name], pipeline.params.get(name)), role)
+             for name, role in COMPARED)
+    return tuple((mismatch, role) for mismatch, role in found if mismatch is not None)
+
+
+def check(pipeline: Pipeline, project: Project) -> Iterator[SampleRateMismatch]:
+    found = mismatched(pipeline)
+    if found:
+        span = next((s for _, role in found if (s := anchor(pipeline, role))), None)
+        yield SampleRateMismatch(span or pipeline.accountant.span,  # type: ignore[arg-type]
+                                 tuple(mismatch for mismatch, _ in found))
 
 
 RULE = PipelineRule("DP103", check, BoundPolicy("sgm", claimed_by_accountant=True))

@@ -107,3 +107,27 @@ def test_suppressing_a_rule_reported_on_a_dependency_file() -> None:
 def test_table_escapes_pipes_in_summaries() -> None:
     table = rules_table_markdown([_rule("x = 1\n")], link=True)
     assert table.splitlines()[2] == "| [DP900](DP900.md) | demo-rule | info | Flags a \\| b. |"
+
+
+def test_pages_show_each_fix_with_its_before_and_after() -> None:
+    """A rule page lists each automatic fix (title, safety, when) and shows every applied
+    example as the diff of the file it edits, every left-alone one with dpcheck's reason."""
+    pages = render_pages(load_catalog())
+    fixed_rules = [rule for rule in load_catalog().rules if rule.fixes]
+    assert {rule.id for rule in fixed_rules} >= {"DP101", "DP102", "DP103", "DP105"}
+    for rule in fixed_rules:
+        page = pages[f"{rule.id}.md"]
+        assert "## Automatic fix" in page
+        for fix in rule.fixes:
+            assert f"### {fix.title}" in page and f"**Safety:** {fix.safety}" in page
+            for example in fix.examples:
+                if example.after is None:
+                    assert f"“…{example.unfixed}…”" in page
+                    continue
+                old = set(example.before.splitlines())
+                new = set(example.after.splitlines())
+                assert f"--- a/{example.path}\n+++ b/{example.path}\n" in page
+                for line in old - new:
+                    assert f"\n-{line}\n" in page
+                for line in new - old:
+                    assert f"\n+{line}\n" in page

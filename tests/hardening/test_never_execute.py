@@ -5,7 +5,8 @@
 file, connects to a port this test listens on and ends its process at once (``os._exit``, which
 no handler can catch: had dpcheck imported one in-process, this test's process would be gone).
 The first test shows the canaries are live; the second runs a scan (serial and with worker
-processes), ``--new-since``, ``baseline write`` and ``history`` over them and finds no trace.
+processes), ``--new-since``, ``baseline write``, ``--diff``/``--fix`` and ``history`` over them
+and finds no trace.
 
 The fixture lies outside ``testpaths`` (``tests/``), so pytest never collects its
 ``conftest.py``; the tests only ever use copies of it in temp dirs."""
@@ -102,6 +103,10 @@ def test_scan_gate_baseline_and_history_never_run_the_scanned_code(
     code, out, err = cli("scan", "--no-cache", "--new-since", "HEAD~1", root)
     assert code == 1 and "0 findings also present at HEAD~1" in err  # its line was edited
     assert cli("baseline", "write", "--no-cache", tmp_path / "b.json", root)[0] == 0
+    # the fix stage reads, rewrites and re-analyses text; it runs nothing either
+    code, out, err = cli("scan", "--no-cache", "--diff", "--unsafe-fixes", root)
+    assert code in (0, 1) and "DP101 fix not applied" in err
+    assert cli("scan", "--no-cache", "--fix", "--unsafe-fixes", root)[0] == 1
     code, out, _ = cli("history", "--no-cache", "--package", "lotsize", "--format", "json", root)
     assert code == 0 and '"tag": "v1.0.0"' in out
     assert _traces(root, canary_env) == []

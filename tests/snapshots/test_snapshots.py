@@ -11,11 +11,15 @@ runs it from the repository, so text paths read ``fixtures/<name>/...``. What de
 machine is normalised: the temporary folder, dpcheck's and Python's versions, and floats in
 JSON and SARIF (rounded to 6 significant digits: the last digits of a numerical bound may differ
 between platforms' maths libraries). SARIF's ``tool.driver.rules`` (the whole catalog, the same
-for every scan) is snapshotted once, in ``sarif-rules.json``.
+for every scan) is snapshotted once, in ``sarif-rules.json``. ``diff.txt`` is what
+``dpcheck scan --diff`` prints (the diff, then its stderr lines: the fixes not applied and why);
+the README's quick start shows two of them.
 """
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import platform
@@ -49,10 +53,17 @@ FORMATS = {
     "json": "report.json",
     "sarif": "report.sarif",
     "github": "github.txt",
+    "diff": "diff.txt",
 }
 README_FIXTURE = "torch_loop_asgm_len_batch"
 README_COMMAND = f"dpcheck scan fixtures/{README_FIXTURE} --plot-dir plots"
 README_BLOCK = re.compile(r"(```\n\$ " + re.escape(README_COMMAND) + r"\n)(.*?)(```\n)", re.S)
+#: The README's quick start shows ``--diff`` on these fixtures, as the snapshots have it.
+README_DIFFS = ("mnist_opacus_feasgm", "accountant_steps_mismatch")
+
+
+def _readme_block(command: str) -> re.Pattern[str]:
+    return re.compile(r"(```\n\$ " + re.escape(command) + r"\n)(.*?)(```\n)", re.S)
 
 
 def _round(value: Any) -> Any:
@@ -118,6 +129,12 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> Reports:
 
 def _scan(tmp: Path, fixture: str, fmt: str) -> str:
     target = tmp / f"{fixture}.{fmt}"
+    if fmt == "diff":
+        stderr = io.StringIO()
+        with contextlib.redirect_stderr(stderr):
+            main(["scan", f"fixtures/{fixture}", "--diff", "--output", str(target),
+                  "--cache-dir", str(tmp / "cache"), "--jobs", "1"])
+        return target.read_text(encoding="utf-8") + stderr.getvalue()
     main(["scan", f"fixtures/{fixture}", "--output-format", fmt, "--output", str(target),
           "--cache-dir", str(tmp / "cache"), "--jobs", "1"])
     return target.read_text(encoding="utf-8")
@@ -147,6 +164,20 @@ def test_readme_sample_is_the_snapshot(reports: Reports) -> None:
         README.write_text(readme[: match.start(2)] + snapshot + readme[match.end(2):], encoding="utf-8")
         return
     assert match.group(2) == snapshot, "README sample is stale: DPCHECK_UPDATE_SNAPSHOTS=1 python -m pytest tests/snapshots"
+
+
+@pytest.mark.parametrize("fixture", README_DIFFS)
+def test_readme_quick_start_diffs_are_the_snapshots(fixture: str, reports: Reports) -> None:
+    """The quick start's ``--diff`` outputs are what ``--diff`` prints (the diff snapshots)."""
+    snapshot = (HERE / fixture / FORMATS["diff"]).read_text(encoding="utf-8")
+    readme = README.read_text(encoding="utf-8")
+    command = f"dpcheck scan fixtures/{fixture} --diff"
+    match = _readme_block(command).search(readme)
+    assert match, f"README.md has no ``` block starting with `$ {command}`"
+    if UPDATE:
+        README.write_text(readme[: match.start(2)] + snapshot + readme[match.end(2):], encoding="utf-8")
+        return
+    assert match.group(2) == snapshot, "README --diff sample is stale: DPCHECK_UPDATE_SNAPSHOTS=1 python -m pytest tests/snapshots"
 
 
 def test_snapshots_are_machine_independent(reports: Reports) -> None:
