@@ -46,13 +46,18 @@ class Mechanism(Vocabulary):
     ASGM = "ASGM"
     EASGM = "EASGM"
     FEASGM = "FEASGM"
+    #: Normalized, kind undecided: the divisor is a size of the private data that is the
+    #: sampled batch (ASGM) or the dataset (EASGM), and the code does not say which
+    #: (docs/theory.md#undecided-normalization).
+    ASGM_OR_EASGM = "ASGM|EASGM"
     FIXED_MEAN = "fixed-mean"
     UNKNOWN = "unknown"
 
     @property
     def normalized(self) -> bool:
         """Whether the noisy sum is divided by a data-dependent batch size."""
-        return self in (Mechanism.ASGM, Mechanism.EASGM, Mechanism.FEASGM)
+        return self in (Mechanism.ASGM, Mechanism.EASGM, Mechanism.FEASGM,
+                        Mechanism.ASGM_OR_EASGM)
 
 
 class SamplingKind(Vocabulary):

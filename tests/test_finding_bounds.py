@@ -116,6 +116,20 @@ def test_asgm_witness_is_sgm_at_half_sigma(name: str, q: float, sigma: float, st
     assert bound["guarantee"] is None and bound["verdict"] == "violated"
 
 
+def test_undecided_kind_witness_holds_for_asgm_and_easgm() -> None:
+    """ASGM|EASGM (docs/theory.md#undecided-normalization): with n = 1,770,186 and N = 5000 the
+    EASGM witness is fully distinguishable at the claimed eps, so the larger of the two curves is
+    the ASGM witness: delta at the claimed eps is SGM at sigma/2's, by dp_accounting's PLD."""
+    finding, bound = bound_of("undecided_rows_divisor_asgm_or_easgm", "DP101")
+    assert bound["mechanism"] == "asgm-or-easgm" and bound["inputs"]["N"] == 5000
+    assert "ASGM or EASGM" in finding.message and "batch or the dataset" in finding.message
+    assert bound["claimed"]["epsilon_at_delta"] == pytest.approx(opacus_rdp_epsilon(0.02, 1.0, 2000), rel=1e-6)
+    half = pld_accountant(0.02, 0.5, 2000)
+    assert bound["witness"]["delta_at_epsilon"] == pytest.approx(half.get_delta(bound["inputs"]["epsilon"]), rel=2e-2)
+    assert bound["guarantee"] is None and bound["verdict"] == "violated"
+    assert any("whichever of the two the code runs" in note for note in bound["notes"])
+
+
 def test_asgm_claim_reproduces_opacus_rdp() -> None:
     _, bound = bound_of("torch_loop_asgm_len_batch", "DP101")
     assert bound["claimed"]["epsilon_at_delta"] == pytest.approx(opacus_rdp_epsilon(0.005, 1.0, 2000), rel=1e-6)

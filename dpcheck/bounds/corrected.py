@@ -1,6 +1,6 @@
 """What the mechanism the code really implements can and cannot guarantee
 (docs/theory.md#verdicts, docs/theory.md#sgm-mismatch, docs/theory.md#normalized-mechanisms,
-docs/theory.md#shuffling).
+docs/theory.md#undecided-normalization, docs/theory.md#shuffling).
 
 One function per mechanism, each giving the witness (the mechanism is no better than this), the
 guarantee (it is at least this good) and notes. Every number comes from ``dpcheck.privacy``;
@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 from scipy.special import ndtr
 
-from dpcheck.bounds.profiles import Bound, GdpProfile, RdpProfile, sample
+from dpcheck.bounds.profiles import Bound, GdpProfile, PointwiseMax, RdpProfile, sample
 from dpcheck.bounds.request import BoundRequest
 from dpcheck.privacy.clt import clt_mu_poisson
 from dpcheck.privacy.divisor import (
@@ -149,6 +149,31 @@ def divisor_rule(request: BoundRequest) -> DivisorRule:
     return batch_over_n_rule(int(request.batch_size or 0), kind)
 
 
+def _worse_side(check: DivisorCheck) -> tuple[float, int]:
+    """(1 - s, |D|) of the neighbouring direction whose divisor ratio is further from 1."""
+    remove_worse = abs(check.one_minus_s_remove) > abs(check.one_minus_s_add)
+    if remove_worse:
+        return check.one_minus_s_remove, check.n - 1
+    return check.one_minus_s_add, check.n
+
+
+def _variance_witness(request: BoundRequest, claim: Claim, one_minus_s: float,
+                      title: str) -> tuple[Bound, list[str]]:
+    """The variance witness over n T coordinates (own, exact; docs/theory.md#variance-witness)
+    and the note saying which n it assumed."""
+    steps = request.rounds
+    dim = request.dim or 1
+    notes = [] if request.dim is not None else [
+        "dim unknown: the witness uses n=1, the smallest model (it only gets stronger with n)"]
+    pair = VarianceWitness(dim * steps, 1.0 - one_minus_s, one_minus_s)
+    witness = _sampler(claim)(
+        pair, Label.OWN, Kind.WITNESS, f"{title} variance witness (all gradients zero)",
+        (f"N(0,I_m) vs N(0,s^2 I_m), m = n T = {dim * steps:.6g}, 1-s = {one_minus_s:.6g}, "
+         "both directions; exact for any sigma, C, q",
+         f"mu_eq={pair.mu_eq:.4g} (Gaussian scale, display only)"))
+    return witness, notes
+
+
 def normalized(request: BoundRequest, claim: Claim) -> Corrected:
     """EASGM / FEASGM: the divisor at N-1, N, N+1; where it changes, the variance witness over
     n T coordinates (own, exact) and the per-pair T-round guarantee (reconstructed); where it
@@ -162,18 +187,9 @@ def normalized(request: BoundRequest, claim: Claim) -> Corrected:
         guarantee = bound(upper, Label.STANDARD, Kind.GUARANTEE, "SGM (the divisor is constant at N-1, N, N+1)",
                           ("the release is the SGM sum divided by a constant: post-processing of SGM",))
         return Corrected(None, guarantee, tuple(notes), check)
-    remove_worse = abs(check.one_minus_s_remove) > abs(check.one_minus_s_add)
-    one_minus_s = check.one_minus_s_remove if remove_worse else check.one_minus_s_add
-    size = check.n - 1 if remove_worse else check.n
-    dim = request.dim or 1
-    if request.dim is None:
-        notes.append("dim unknown: the witness uses n=1, the smallest model (it only gets stronger with n)")
-    witness_pair = VarianceWitness(dim * steps, 1.0 - one_minus_s, one_minus_s)
-    witness = bound(witness_pair, Label.OWN, Kind.WITNESS,
-                    f"{request.mechanism.upper()} variance witness (all gradients zero)",
-                    (f"N(0,I_m) vs N(0,s^2 I_m), m = n T = {dim * steps:.6g}, 1-s = {one_minus_s:.6g}, "
-                     "both directions; exact for any sigma, C, q",
-                     f"mu_eq={witness_pair.mu_eq:.4g} (Gaussian scale, display only)"))
+    one_minus_s, size = _worse_side(check)
+    witness, assumed = _variance_witness(request, claim, one_minus_s, request.mechanism.upper())
+    notes.extend(assumed)
     if request.dim is None:
         notes.append("per-pair guarantee not computed: it needs the model size n (it weakens as n grows)")
         return Corrected(witness, None, tuple(notes), check)
@@ -192,17 +208,52 @@ def normalized(request: BoundRequest, claim: Claim) -> Corrected:
     return Corrected(witness, guarantee, tuple(notes), check)
 
 
-def asgm(request: BoundRequest, claim: Claim) -> Corrected:
-    """ASGM: at least as leaky as SGM with noise multiplier sigma/2 (own, docs/theory.md#asgm)."""
+ASGM_NO_GUARANTEE = ("the reconstructed ASGM per-pair bound (docs/theory.md#asgm) mixes components of different "
+                     "scale per |B|, whose T-round PLD dpcheck does not compute")
+
+
+def _asgm_witness(request: BoundRequest, claim: Claim) -> Bound:
+    """SGM with noise multiplier sigma/2 from the optimistic PLD (own, docs/theory.md#asgm)."""
     q, steps, sigma = request.rate, request.rounds, float(request.sigma)  # type: ignore[arg-type]
-    witness = _sampler(claim)(
+    return _sampler(claim)(
         sgm_lower(q, sigma / 2.0, steps), Label.OWN, Kind.WITNESS, "ASGM witness: SGM at sigma/2",
         (f"q={q:.6g}, sigma/2={sigma / 2:g}, T={steps}; optimistic PLD, both directions (a lower "
          "bound of the SGM(sigma/2) profile, so the witness never overstates the leak)",
          "assumes the batch size |B| is observable (logged, or released with the update)"))
-    notes = ("no guarantee attached: the reconstructed ASGM per-pair bound (docs/theory.md#asgm) mixes components of "
-             "different scale per |B|, whose T-round PLD dpcheck does not compute",)
-    return Corrected(witness, None, notes)
+
+
+def asgm(request: BoundRequest, claim: Claim) -> Corrected:
+    """ASGM: at least as leaky as SGM with noise multiplier sigma/2 (own, docs/theory.md#asgm)."""
+    return Corrected(_asgm_witness(request, claim), None, (f"no guarantee attached: {ASGM_NO_GUARANTEE}",))
+
+
+def asgm_or_easgm(request: BoundRequest, claim: Claim) -> Corrected:
+    """A divisor that sizes the private data, the batch (ASGM) or the dataset (EASGM) undecided:
+    the witness is the pointwise maximum of the ASGM witness's and the EASGM variance witness's
+    trade-off curves, valid whichever of the two the code runs (own,
+    docs/theory.md#undecided-normalization). The dataset's size N divides as N q does: the
+    divisor ratio between neighbours is N/(N + 1) either way. No guarantee: ASGM has none."""
+    one_minus_s, _ = _worse_side(check_divisor(easgm_rule(request.rate), int(request.n_records)))  # type: ignore[arg-type]
+    first = _asgm_witness(request, claim)
+    second, assumed = _variance_witness(request, claim, one_minus_s, "EASGM")
+    notes = [
+        "the divisor is a size of the private data, but dpcheck cannot decide whether of the sampled batch (ASGM) "
+        "or of the dataset (EASGM): the witness is the larger of the two witnesses' trade-off curves at every alpha, "
+        "beta(alpha) = max(f_ASGM(alpha), f_EASGM(alpha)), an upper bound on the true curve whichever of the two the "
+        "code runs (docs/theory.md#undecided-normalization)",
+        *assumed,
+        f"no guarantee attached: none holds for both mechanisms, as ASGM has none ({ASGM_NO_GUARANTEE})",
+    ]
+    separate = "; ".join(f"{bound.curve.name}: eps={bound.curve.epsilon_at_delta:.4g} at delta={claim.delta:g}, "
+                         f"delta={bound.curve.delta_at_epsilon:.4g} at eps={claim.epsilon:.4g}"
+                         for bound in (first, second))
+    witness = _sampler(claim)(
+        PointwiseMax((first.source, second.source)), Label.OWN, Kind.WITNESS,
+        "ASGM or EASGM witness: the larger of the two witness curves",
+        (*first.curve.notes, *second.curve.notes, f"each alone: {separate}",
+         "delta(eps) and eps(delta) read off the combined curve on a dense alpha grid (a lower estimate of its "
+         "delta, so the witness never overstates the leak)"))
+    return Corrected(witness, None, tuple(notes))
 
 
 def pld_cost(pld: TwoSidedPLD, steps: int) -> str:
@@ -350,6 +401,7 @@ BUILDERS: dict[str, Callable[[BoundRequest, Claim], Corrected]] = {
     "easgm": normalized,
     "feasgm": normalized,
     "asgm": asgm,
+    "asgm-or-easgm": asgm_or_easgm,
     "shuffle": shuffle,
 }
 

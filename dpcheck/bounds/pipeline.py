@@ -19,7 +19,9 @@ from dpcheck.samplers import kind_of_pipeline
 if TYPE_CHECKING:
     from dpcheck.rules.rule import BoundPolicy
 
-NEEDS_N: frozenset[str] = frozenset({"easgm", "feasgm", "shuffle"})
+NEEDS_N: frozenset[str] = frozenset({"easgm", "feasgm", "asgm-or-easgm", "shuffle"})
+#: Mechanisms whose witness grows with the model size n (n = 1 is assumed when it is unknown).
+NEEDS_DIM: frozenset[str] = frozenset({"easgm", "feasgm", "asgm-or-easgm"})
 
 
 @dataclass(frozen=True)
@@ -90,7 +92,7 @@ def plan(policy: BoundPolicy, pipeline: Pipeline) -> Plan | None:
         missing.append(Missing("steps"))
     if mechanism in NEEDS_N and get("N") is None:
         missing.append(Missing("N"))
-    if mechanism in ("easgm", "feasgm") and get("dim") is None:
+    if mechanism in NEEDS_DIM and get("dim") is None:
         missing.append(Missing("dim", "n = 1 for the witness (the smallest model; it only gets stronger with n)"))
     if get("delta") is None:
         missing.append(Missing("delta", f"delta = {DEFAULT_DELTA:g} for the read-outs"))

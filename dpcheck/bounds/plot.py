@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from dpcheck.bounds.defaults import MECHANISM_TITLES
 from dpcheck.bounds.profiles import PLOT_ALPHAS, Bound
 from dpcheck.bounds.report import BoundReport
 from dpcheck.errors import DpcheckError
@@ -101,7 +102,7 @@ def write_plot(report: BoundReport, path: Path) -> None:
     profiles.set(xlabel="ε", ylabel="δ(ε)", ylim=(max(lowest / 10, 1e-30), 1.5), title="privacy profiles")
     curves.legend(fontsize=6.5, loc="upper right")
     profiles.legend(fontsize=6.5, loc="lower left")
-    title = report.request.mechanism.upper()
+    title = MECHANISM_TITLES[report.request.mechanism]
     if report.request.mechanism == "shuffle":
         title = f"{sampler_kind(report.request.sampler).title} accounted as Poisson ({report.corrected.adjacency})"
     figure.suptitle(f"{title}: verdict {report.verdict}", fontsize=11)

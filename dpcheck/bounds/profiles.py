@@ -2,7 +2,8 @@
 inverse eps(delta). ``TwoSidedPLD`` and ``VarianceWitness`` already have this shape; the
 adapters here give it to a curve known only in closed form (the shuffle max test), to a
 (0, delta) statement (the chi-square bound), to mu-GDP (the deterministic-batch bound) and to
-an RDP curve (the fixed-size subsets bound). ``sample`` turns any of them into a labelled
+an RDP curve (the fixed-size subsets bound), and takes the pointwise maximum of several curves (a
+witness valid for whichever of several mechanisms the code runs). ``sample`` turns any of them into a labelled
 ``BoundCurve`` evaluated at the requested alphas and at the plot grid, keeping the source for
 the delta(eps) profiles of the plot."""
 
@@ -11,6 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Protocol
 
 import numpy as np
@@ -20,7 +22,7 @@ from dpcheck.privacy._numerics import FloatArray, as_array, smallest_nonpositive
 from dpcheck.privacy.gdp import gaussian_tradeoff, gdp_delta, gdp_epsilon
 from dpcheck.privacy.labels import BoundCurve, Kind, Label
 from dpcheck.privacy.rdp import rdp_to_delta, rdp_to_epsilon
-from dpcheck.privacy.tradeoff import curve_from_profile, profile_from_curve
+from dpcheck.privacy.tradeoff import curve_from_profile, default_alpha_grid, profile_from_curve
 
 PLOT_ALPHAS: FloatArray = np.unique(np.concatenate([np.logspace(-6, -1, 26), np.linspace(0.1, 0.99, 46)]))
 """Where every bound is sampled for the plot, besides the requested alphas."""
@@ -116,6 +118,35 @@ class RdpProfile:
         top = max(self.epsilon(1e-12), 1.0)
         grid = np.linspace(0.0, 1.5 * top, RDP_CURVE_POINTS) if np.isfinite(top) else np.linspace(0.0, 50.0, 50)
         return np.atleast_1d(as_array(curve_from_profile(np.atleast_1d(as_array(alpha)), grid, self.delta(grid))))
+
+
+@dataclass(frozen=True)
+class PointwiseMax:
+    """The pointwise maximum of trade-off curves, max_i f_i(alpha) (docs/theory.md#undecided-normalization).
+
+    When the code runs one of several mechanisms and each part is a witness of one of them (its
+    curve lies above that mechanism's true curve), the maximum lies above the true curve whichever
+    mechanism runs: a witness for all of them. delta(eps) is the sup over the dense grid
+    ``default_alpha_grid()`` of the maximum sampled there once, a lower estimate of the curve's
+    delta, so a witness stays a witness."""
+
+    parts: tuple[Profile, ...]
+
+    def tradeoff(self, alpha: ArrayLike) -> FloatArray:
+        a = np.atleast_1d(as_array(alpha))
+        return np.max([np.atleast_1d(as_array(part.tradeoff(a))) for part in self.parts], axis=0)
+
+    @cached_property
+    def _grid(self) -> tuple[FloatArray, FloatArray]:
+        grid = default_alpha_grid()
+        return grid, self.tradeoff(grid)
+
+    def delta(self, eps: ArrayLike) -> FloatArray:
+        grid, beta = self._grid
+        return np.atleast_1d(as_array(profile_from_curve(lambda _: beta, eps, grid)))
+
+    def epsilon(self, delta: float) -> float:
+        return _smallest_epsilon(lambda e: float(self.delta(e)[0]), delta)
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,15 @@ import numpy as np
 
 from dpcheck.bounds.claimed import accountant_model, searched_sigma
 from dpcheck.bounds.corrected import ADJACENCY_WORDS, BUILDERS, Claim, Corrected, pld_cost, sgm_upper
-from dpcheck.bounds.profiles import Bound, CurveProfile, GdpProfile, RdpProfile, ZeroDeltaProfile, sample
+from dpcheck.bounds.profiles import (
+    Bound,
+    CurveProfile,
+    GdpProfile,
+    PointwiseMax,
+    RdpProfile,
+    ZeroDeltaProfile,
+    sample,
+)
 from dpcheck.bounds.request import BoundRequest, validated
 from dpcheck.privacy.labels import Kind, Label
 from dpcheck.privacy.pld import TwoSidedPLD
@@ -154,9 +162,14 @@ class BoundReport:
 
 def _how(bound: Bound | None, steps: int) -> str | None:
     """The computation path of a bound, read off its source."""
-    if bound is None:
-        return None
-    source = bound.source
+    return None if bound is None else _source_how(bound.source, steps)
+
+
+def _source_how(source: object, steps: int) -> str | None:
+    """The computation path of one bound source (each part of a pointwise maximum)."""
+    if isinstance(source, PointwiseMax):
+        parts = "; ".join(str(_source_how(part, steps)) for part in source.parts)
+        return f"pointwise maximum of the curves of: {parts}; delta(eps) on a dense alpha grid"
     if isinstance(source, TwoSidedPLD):
         return pld_cost(source, steps)
     if isinstance(source, VarianceWitness):

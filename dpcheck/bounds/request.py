@@ -193,7 +193,7 @@ def validated(request: BoundRequest) -> BoundRequest:
         raise ParameterError("alpha: give at least one level")
     for a in request.alphas:
         _unit("alpha", a, closed_high=False)
-    needs_n = request.mechanism in ("easgm", "feasgm", "shuffle") or request.opacus_divisor
+    needs_n = request.mechanism in ("easgm", "feasgm", "asgm-or-easgm", "shuffle") or request.opacus_divisor
     if needs_n and request.n_records is None:
         raise ParameterError(f"N (the dataset size) is needed for {request.mechanism}: give --N")
     if request.mechanism == "shuffle" and request.batch_size is None and request.q is None:

@@ -6,13 +6,10 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Sequence
 
+from dpcheck.bounds.defaults import MECHANISM_TITLES
 from dpcheck.bounds.pipeline import Missing
 from dpcheck.bounds.profiles import Bound
 from dpcheck.bounds.report import BoundReport
-
-MECHANISM_TITLES: dict[str, str] = {
-    "sgm": "SGM", "asgm": "ASGM", "easgm": "EASGM", "feasgm": "FEASGM", "shuffle": "shuffled",
-}
 
 
 def _num(value: float | None, digits: int = 3) -> str:

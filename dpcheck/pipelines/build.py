@@ -70,7 +70,10 @@ def mechanism(norm: str, sampling: str, by_loader: bool = False) -> str:
     """The update rule from the divisor kind and the sampling (docs/theory.md#update-rules).
     ``by_loader``: the divisor is data-dependent only if the batches are sampled (Opacus
     dividing by floor(N/len(loader)) of a loader it may have kept), so unknown sampling leaves
-    the update rule unknown."""
+    the update rule unknown. A size of the batch, or of data that may be the batch
+    (``data-size``), normalizes by a data-dependent size only under Poisson sampling: there it
+    is ASGM, or ASGM|EASGM when the data may also be the dataset
+    (docs/theory.md#undecided-normalization); fixed-size batches make it fixed-mean."""
     if norm == "unknown":
         return "unknown"
     if norm == "none":
@@ -81,8 +84,9 @@ def mechanism(norm: str, sampling: str, by_loader: bool = False) -> str:
         return "fixed-mean"
     if norm == "constant":
         return "SGM"
-    by_kind = {"realized": "ASGM", "expected": "EASGM", "floor-expected": "FEASGM"}
-    if sampling == "poisson" or norm != "realized":
+    by_kind = {"realized": "ASGM", "data-size": "ASGM|EASGM", "expected": "EASGM",
+               "floor-expected": "FEASGM"}
+    if sampling == "poisson" or norm not in ("realized", "data-size"):
         return by_kind.get(norm, "unknown")
     return "unknown"
 

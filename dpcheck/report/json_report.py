@@ -6,7 +6,7 @@ Shape (``ScanResult.to_json``; keys in this order)::
       "dpcheck": "<version>",
       "pipelines": [{
         "entry": str, "path": str, "cell": int | null, "line": int,
-        "mechanism": "SGM" | "ASGM" | "EASGM" | "FEASGM" | "fixed-mean" | "unknown",
+        "mechanism": "SGM" | "ASGM" | "EASGM" | "FEASGM" | "ASGM|EASGM" | "fixed-mean" | "unknown",
         "sampling": "poisson" | "shuffle" | "unknown",
         "accountant": {"name": str, "assumes": str, "span": SPAN | null,
                        "q": PARAM | null, "steps": PARAM | null, "sigma": PARAM | null},

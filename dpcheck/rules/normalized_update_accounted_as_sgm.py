@@ -1,9 +1,11 @@
 """DP101 normalized-update-accounted-as-sgm: a data-dependent normalization accounted as SGM.
 
 Fires on a pipeline whose update divides the noisy sum by a data-dependent batch size (ASGM,
-EASGM, FEASGM) while its epsilon comes from an SGM accountant or from the DP library's own
-accounting. Anchored on the divisor of hand-written code, else on the update. The bound is the
-corrected one of the update's mechanism (docs/theory.md#normalized-mechanisms); a FEASGM divisor
+EASGM, FEASGM, or ASGM|EASGM: a size of data that is the batch or the dataset, undecided which)
+while its epsilon comes from an SGM accountant or from the DP library's own accounting. Anchored
+on the divisor of hand-written code, else on the update. The bound is the corrected one of the
+update's mechanism (docs/theory.md#normalized-mechanisms); for ASGM|EASGM its witness holds for
+both (docs/theory.md#undecided-normalization); a FEASGM divisor
 that is the same at N-1, N and N+1 leaks nothing at this N (docs/theory.md#divisor-dependence),
 so the finding becomes ``info`` and says at which N it would leak.
 """
@@ -32,6 +34,10 @@ class NormalizedUpdate(Hit):
     accountant: str
 
     def message(self) -> str:
+        if self.mechanism == Mechanism.ASGM_OR_EASGM:
+            return ("the update is ASGM or EASGM (the noisy sum is divided by a size of the "
+                    "private data, the batch or the dataset: dpcheck cannot decide which) but "
+                    f"{self.accountant} accounts it as SGM")
         return (f"the update is {self.mechanism} (the noisy sum is divided by a data-dependent "
                 f"batch size) but {self.accountant} accounts it as SGM")
 
@@ -44,9 +50,18 @@ def check(pipeline: Pipeline, project: Project) -> Iterator[NormalizedUpdate]:
     yield NormalizedUpdate(span, pipeline.mechanism, accountant_phrase(pipeline, project))
 
 
+#: The ``dpcheck bound`` mechanism of each normalized update rule.
+BOUND_MECHANISMS: dict[Mechanism, str] = {
+    Mechanism.ASGM: "asgm",
+    Mechanism.EASGM: "easgm",
+    Mechanism.FEASGM: "feasgm",
+    Mechanism.ASGM_OR_EASGM: "asgm-or-easgm",
+}
+
+
 def bound_mechanism(pipeline: Pipeline) -> str | None:
-    """The corrected bound of the update's own mechanism (``asgm``, ``easgm``, ``feasgm``)."""
-    return pipeline.mechanism.value.lower() if pipeline.mechanism.normalized else None
+    """The corrected bound of the update's own mechanism (``BOUND_MECHANISMS``)."""
+    return BOUND_MECHANISMS.get(pipeline.mechanism)
 
 
 def downgrade(finding: Finding, report: BoundReport) -> Finding:

@@ -72,6 +72,59 @@ def test_divisor_decides_the_mechanism(
     assert _mechanism(tmp_path, update, prelude) == (expected, "poisson")
 
 
+PICK = '''
+def rows_for(sampled, everything, whole):
+    if whole:
+        return everything
+    return sampled
+'''
+
+
+def test_a_size_of_data_of_undecided_kind_is_asgm_or_easgm(tmp_path: Path) -> None:
+    """A divisor that sizes the batch or the dataset, undecided which (a project function
+    returns one or the other on a flag known only at run time), normalizes by a data-dependent
+    size either way (docs/theory.md#undecided-normalization)."""
+    update = "params -= LR * noisy / len(rows_for(xb, images, len(sys.argv) > 1))"
+    assert _mechanism(tmp_path, update, "import sys\n" + PICK) == ("ASGM|EASGM", "poisson")
+
+
+def test_a_parameter_given_a_batch_and_the_dataset_sizes_data_of_undecided_kind(tmp_path: Path) -> None:
+    """One parameter, the sampled batch from one caller and the whole dataset from another:
+    its size is a size of the data, of undecided kind."""
+    code = HEADER + '''
+def noisy_mean(rows):
+    grads = per_sample(params, rows)
+    factor = (CLIP / (grads.norm(dim=1) + 1e-6)).clamp(max=1.0)
+    summed = (factor[:, None] * grads).sum(0)
+    return (summed + torch.normal(0.0, SIGMA * CLIP, size=summed.shape)) / len(rows)
+
+
+for step in range(100):
+    if step < 10:
+        params -= LR * noisy_mean(images)
+    else:
+        params -= LR * noisy_mean(images[torch.rand(len(images)) < Q])
+'''
+    [pipeline] = pipelines_of(tmp_path, {"train.py": code})
+    assert (pipeline.mechanism, pipeline.sampling) == ("ASGM|EASGM", "poisson")
+
+
+def test_a_size_of_data_of_undecided_kind_with_fixed_batches_is_fixed_mean(tmp_path: Path) -> None:
+    """Under fixed-size batches the size is the batch size (but a last partial batch), as for
+    a realized size."""
+    code = HEADER + "import sys\n" + PICK + '''
+loader = torch.utils.data.DataLoader(train_set, batch_size=64, shuffle=True)
+for xb, yb in loader:
+    grads = per_sample(params, xb)
+    factor = (CLIP / (grads.norm(dim=1) + 1e-6)).clamp(max=1.0)
+    summed = (factor[:, None] * grads).sum(0)
+    noisy = summed + SIGMA * CLIP * torch.randn_like(summed)
+    params -= LR * noisy / len(rows_for(xb, images, len(sys.argv) > 1))
+'''
+    [pipeline] = pipelines_of(tmp_path, {"train.py": code})
+    assert (pipeline.mechanism, pipeline.sampling) == ("fixed-mean", "shuffle")
+
+
 def test_divisor_is_followed_through_locals_and_floor_division(tmp_path: Path) -> None:
     update = "k = len(train_set) * Q\n    params -= LR * noisy / k"
     assert _mechanism(tmp_path, update)[0] == "EASGM"
