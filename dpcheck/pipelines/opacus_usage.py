@@ -13,7 +13,7 @@ when it derives from one, or when it is a local fork of it (``is_opacus_engine``
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from dpcheck.catalog.apis import Api
@@ -23,7 +23,7 @@ from dpcheck.pipelines.index import ProjectIndex
 from dpcheck.pipelines.scope import Ctx
 from dpcheck.pipelines.values import Evaluator
 from dpcheck.sites.ir import IR
-from dpcheck.sites.nodes import Call, Name, Opaque
+from dpcheck.sites.nodes import Call, Name, Opaque, Str
 
 #: Normalization codes of the version table -> divisor kinds of ``dpcheck.pipelines.divisor``.
 NORMALIZATION = {"A": "realized", "EA": "expected", "FEA": "floor-expected", "none": "none"}
@@ -31,6 +31,8 @@ NORMALIZATION = {"A": "realized", "EA": "expected", "FEA": "floor-expected", "no
 #: (see ``loader_decides``).
 KEPT_LOADER = "poisson_sampling=False keeps the data loader passed in"
 _USAGE_ROLES = frozenset({"entry", "attach"})
+#: Engine keywords whose string value decides the update (read through names: ``_resolved``).
+STRING_KEYWORDS = ("loss_reduction",)
 _ENGINE_ROLES = frozenset({"engine", "entry", "attach"})
 
 
@@ -43,9 +45,16 @@ class OpacusUsage:
     ctx: Ctx
     engine: tuple[Ctx, Call] | None
     api: Api
+    #: Keywords passed a name that holds a string constant under the default configuration,
+    #: as that constant (``loss_reduction=reduction`` where every caller passes an option
+    #: whose default is "sum"): the value decides, not how it is spelled.
+    literals: dict[str, IR] = field(default_factory=dict)
 
     def keyword(self, name: str) -> IR | None:
-        """A keyword of the entry call, else of the engine constructor (0.x style)."""
+        """A keyword of the entry call, else of the engine constructor (0.x style); a name
+        resolved to a string constant is that constant (``literals``)."""
+        if name in self.literals:
+            return self.literals[name]
         if name in self.call.kwargs:
             return self.call.kwargs[name]
         if self.engine is not None:
@@ -74,13 +83,27 @@ def find_usage(index: ProjectIndex, scopes: Iterable[Ctx]) -> OpacusUsage | None
         if api is None or api.role not in _USAGE_ROLES:
             continue
         if api.role == "entry":
-            return OpacusUsage(node, where, engine_of(index, node, where), api)
+            return _resolved(index, OpacusUsage(node, where, engine_of(index, node, where), api))
         attaches.append((where, node, api))
     for where, node, api in attaches:
         engine = engine_of(index, node, where)
         if engine is not None:
-            return OpacusUsage(node, where, engine, api)
+            return _resolved(index, OpacusUsage(node, where, engine, api))
     return None
+
+
+def _resolved(index: ProjectIndex, usage: OpacusUsage) -> OpacusUsage:
+    """``usage`` with the string keywords it passes as names read as their constants."""
+    evaluator = Evaluator(index)
+    for ctx, call in ((usage.ctx, usage.call), *([usage.engine] if usage.engine else [])):
+        for name in STRING_KEYWORDS:
+            value = call.kwargs.get(name)
+            if name in usage.literals or value is None or isinstance(value, Str):
+                continue
+            found = evaluator.literal(value, ctx)
+            if found is not None and isinstance(found.value, str):
+                usage.literals[name] = Str(["s", found.value])
+    return usage
 
 
 def engine_api(index: ProjectIndex, call: Call, ctx: Ctx) -> Api | None:

@@ -42,6 +42,7 @@ from dpcheck.pipelines.hf_trainer import inherited_loader, sampler_method
 from dpcheck.pipelines.index import ProjectIndex
 from dpcheck.pipelines.returned import returned_item
 from dpcheck.pipelines.scope import Ctx
+from dpcheck.pipelines.single_batch import WholeBatch, draws, whole_batch
 from dpcheck.pipelines.values import READ_AT, Evaluator
 from dpcheck.samplers import UNKNOWN, SamplerApi, sampler_table
 from dpcheck.sites.ir import IR, callee_name, tail_name, walk
@@ -286,9 +287,7 @@ class SamplingAnalyzer:
         evaluator = Evaluator(self.index)
         found: list[Sampling] = []
         for value, where, stmt in self.index.returned_parts(function, index, width):
-            runs = [None if holds is None else holds == (arm == 0)
-                    for line, arm in stmt.get("br", ())
-                    for holds in [self._holds(evaluator, where, line)]]
+            runs = evaluator.arms(where, stmt)
             if False in runs:
                 continue
             found.append(self.loader(value, where, depth + 1))
@@ -299,11 +298,6 @@ class SamplingAnalyzer:
             return found[0]
         return Sampling(note=f"{name}() returns loaders that sample in different ways" if found
                         else f"{name}() returns no loader dpcheck can follow")
-
-    def _holds(self, evaluator: Evaluator, ctx: Ctx, line: int) -> bool | None:
-        """Whether the test of the ``if`` at ``line`` holds under the default configuration."""
-        test = self.index.if_test(ctx, line)
-        return evaluator.truth(test, replace(ctx, line=line)) if test is not None else None
 
     def _flag(self, ir: IR, ctx: Ctx, depth: int = 0) -> bool | None:
         """A boolean literal, or a name holding one (an option default: ``type=`` only parses
@@ -374,12 +368,40 @@ class SamplingAnalyzer:
                     "sampler", span, "DataLoader(sampler=...) batches the sampler returned")],
                     (ctx, ir))
             return own or Sampling(note=f"DataLoader {key} not recognised")
+        whole = whole_batch(self.index, ir, ctx)
+        if whole is not None:
+            return self._whole_batch(whole, span)
         scheme = self._selected(api, ir, ctx)
         note = {"shuffle": "DataLoader(shuffle=True): shuffled fixed-size batches",
                 "sequential": "DataLoader without shuffle: sequential fixed-size batches"}.get(
             scheme, "DataLoader with a shuffle flag not resolved: fixed-size batches, shuffled or "
                     "sequential")
         return of_scheme(scheme, [Evidence("sampler", span, note)], (ctx, ir))
+
+    def _whole_batch(self, whole: WholeBatch, span: Span) -> Sampling:
+        """A loader whose one batch is its whole dataset (``dpcheck.pipelines.single_batch``):
+        the draws of the project function the dataset's index set comes from decide, read in
+        the arms the default configuration runs; anything else stays unknown."""
+        served = Evidence("sampler", span, "the loader's batch size is the size of its data: "
+                          "each pass serves the whole dataset as one batch, sampling nothing")
+        function = draws(self.index, *whole.indices) if whole.indices is not None else None
+        if function is None:
+            return Sampling(note="a loader serves its whole dataset as one batch, made where "
+                            "dpcheck does not follow", evidence=[served])
+        evaluator = Evaluator(self.index)
+        drawn: list[Sampling] = []
+        for where, stmt in self.index.statements([function]):
+            runs = evaluator.arms(where, stmt)
+            if False in runs:
+                continue
+            drawn.extend(self._index_sampling(stmt, where))
+            if stmt["k"] == "return" and stmt["ld"] == 0 and None not in runs:
+                break  # this return always runs: the later statements never do
+        if len({d.kind for d in drawn}) != 1:
+            return Sampling(note=f"{function.scope}() draws its index sets in "
+                            f"{'different ways' if drawn else 'no way dpcheck knows'}",
+                            evidence=[served])
+        return replace(drawn[0], evidence=[served, *drawn[0].evidence])
 
     def api_of(self, call: IR, ctx: Ctx) -> SamplerApi | None:
         """The sampler-table API ``call`` invokes: by the callee's import-qualified name, or for

@@ -25,6 +25,7 @@ from dpcheck.pipelines.questions import frozen
 from dpcheck.pipelines.scope import Ctx
 from dpcheck.pipelines.subsets import subset_size
 from dpcheck.sites.ir import IR, callee_name, dict_item, tail_name
+from dpcheck.sites.views import Statement
 
 Number = int | float
 #: ``[READ_AT, path, scope, line, ir]``: ``ir`` read at another place (a helper's argument in
@@ -202,6 +203,16 @@ class Evaluator:
             found = self.literal(test, ctx)
             return bool(found.value) if found is not None else None
         return None
+
+    def arms(self, ctx: Ctx, stmt: Statement) -> list[bool | None]:
+        """For each ``if`` arm a statement of the scope of ``ctx`` sits in, whether that arm runs
+        under the default configuration (None: the test is not decided)."""
+        runs: list[bool | None] = []
+        for line, arm in stmt.get("br", ()):
+            test = self.index.if_test(ctx, line)
+            holds = self.truth(test, replace(ctx, line=line)) if test is not None else None
+            runs.append(None if holds is None else holds == (arm == 0))
+        return runs
 
     def binding(self, binding: Binding, depth: int = 0) -> Value | None:
         """The value a binding holds (tuple unpacking, option defaults, params)."""
