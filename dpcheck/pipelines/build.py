@@ -32,6 +32,7 @@ from dpcheck.pipelines.accountants import AccountantCall, AccountantFinder
 from dpcheck.pipelines.engine_patch import patched_callees
 from dpcheck.pipelines.entry_points import decorated_entries
 from dpcheck.pipelines.full_batch import full_batch
+from dpcheck.pipelines.guards import guards
 from dpcheck.pipelines.handwritten import HandwrittenAnalyzer, HandwrittenUpdate
 from dpcheck.pipelines.index import ProjectIndex
 from dpcheck.pipelines.markers import MarkerFinder, Tried
@@ -332,7 +333,8 @@ class PipelineBuilder:
             analysis = self._tf_privacy(index, *optimizer)
         else:
             return None
-        sampling = SamplingAnalyzer(index, analysis.poisson_default).analyze(scopes)
+        assumed = guards(index, usage.ctx) if usage is not None else None
+        sampling = SamplingAnalyzer(index, analysis.poisson_default, assumed).analyze(scopes)
         accountants = AccountantFinder(index, analysis.default_accountant).find(scopes)
         params = ParamCollector(index, self.project.overrides)
         values = params.collect(usage, update, sampling, accountants, scopes, optimizer)

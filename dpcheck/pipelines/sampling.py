@@ -36,6 +36,7 @@ from dpcheck.pipelines.divisor import DivisorClassifier
 from dpcheck.pipelines.provenance import Origin
 from dpcheck.pipelines.vocabulary import calls_in
 from dpcheck.pipelines.generators import Yielded, yielded_batches
+from dpcheck.pipelines.guards import Guards
 from dpcheck.pipelines.handwritten import assigned_names
 from dpcheck.pipelines.hf_datasets import is_to_tf_dataset
 from dpcheck.pipelines.hf_trainer import inherited_loader, sampler_method
@@ -110,10 +111,14 @@ def _span(ctx: Ctx, node: IR | None, stmt: dict[str, Any]) -> Span:
 class SamplingAnalyzer:
     """Classifies the sampling of the training loops found in a set of scopes."""
 
-    def __init__(self, index: ProjectIndex, poisson_default: bool | None) -> None:
+    def __init__(self, index: ProjectIndex, poisson_default: bool | None,
+                 assumed: Guards | None = None) -> None:
         self.index = index
         self.origins = DivisorClassifier(index)
         self.poisson_default = poisson_default
+        #: The conditions the pipeline's DP code runs under (``dpcheck.pipelines.guards``):
+        #: a helper's arm chosen by the same flag is read with them holding.
+        self.assumed = assumed or {}
         self._reached: set[tuple[str, str]] = set()
 
     def analyze(self, scopes: Iterable[Ctx]) -> Sampling:
@@ -284,7 +289,7 @@ class SamplingAnalyzer:
         (``train, test, n = get_loaders(...)``: a return of another length is not the one
         unpacked). Returns in an ``if`` arm the default configuration skips are left out; the
         rest must agree."""
-        evaluator = Evaluator(self.index)
+        evaluator = Evaluator(self.index, self.assumed)
         found: list[Sampling] = []
         for value, where, stmt in self.index.returned_parts(function, index, width):
             runs = evaluator.arms(where, stmt)
@@ -388,7 +393,7 @@ class SamplingAnalyzer:
         if function is None:
             return Sampling(note="a loader serves its whole dataset as one batch, made where "
                             "dpcheck does not follow", evidence=[served])
-        evaluator = Evaluator(self.index)
+        evaluator = Evaluator(self.index, self.assumed)
         drawn: list[Sampling] = []
         for where, stmt in self.index.statements([function]):
             runs = evaluator.arms(where, stmt)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from importlib import resources
@@ -115,10 +116,15 @@ def known_dataset(call: IR, index: tuple[int, ...] | None) -> tuple[str, str] | 
 
 
 class Evaluator:
-    """Evaluates IR to ``Value`` in the context of a project index."""
+    """Evaluates IR to ``Value`` in the context of a project index. ``assumed`` holds names
+    whose truth is given rather than read (``(path, scope, name) -> bool``): the conditions a
+    pipeline's DP code runs under (``dpcheck.pipelines.guards``), so a helper's arm chosen by
+    the same flag is the one the DP run takes, whatever the flag's default."""
 
-    def __init__(self, index: ProjectIndex) -> None:
+    def __init__(self, index: ProjectIndex, assumed: Mapping[tuple[str, str, str], bool] | None = None) -> None:
         self.index = index
+        self.assumed = dict(assumed or {})
+        self._assumed_key = frozenset(self.assumed.items())
 
     def value(self, ir: IR | None, ctx: Ctx, depth: int = 0) -> Value | None:
         if ir is None or depth > MAX_DEPTH:
@@ -155,10 +161,12 @@ class Evaluator:
             return None
         if ir[0] in ("s", "n", "c"):
             return Literal(ir[1], ctx.path, ctx.line)
-        return self.index.questions.ask(("literal", frozen(ir), ctx, self.index.reach),
+        return self.index.questions.ask(("literal", frozen(ir), ctx, self.index.reach, self._assumed_key),
                                         lambda: self._literal(ir, ctx), None)
 
     def _literal(self, ir: IR, ctx: Ctx) -> Literal | None:
+        if ir[0] == "r" and (ctx.path, ctx.scope, ir[1]) in self.assumed:
+            return Literal(self.assumed[ctx.path, ctx.scope, ir[1]], ctx.path, ctx.line)
         if ir[0] == "u" and ir[1] == "-" and (inner := self.literal(ir[2], ctx)):
             number = inner.value
             return replace(inner, value=-number) if isinstance(number, (int, float)) else None
