@@ -42,6 +42,7 @@ from dpcheck.pipelines.opacus_usage import (
     clips_only,
     find_usage,
     loader_decides,
+    never_stepped,
     normalization,
 )
 from dpcheck.pipelines.params import ParamCollector
@@ -316,6 +317,8 @@ class PipelineBuilder:
                     index: ProjectIndex) -> Pipeline | None:
         handwritten = HandwrittenAnalyzer(index)
         usage = find_usage(index, scopes)
+        if usage is not None and never_stepped(index, usage, scopes):
+            usage = None  # the private optimizer never steps: Opacus makes no update here
         clipping = clips_only(usage, Evaluator(index)) if usage is not None else None
         if clipping is not None:
             usage = None  # the noise is the project's: its own update is the mechanism

@@ -23,7 +23,7 @@ from dpcheck.pipelines.index import ProjectIndex
 from dpcheck.pipelines.scope import Ctx
 from dpcheck.pipelines.values import Evaluator
 from dpcheck.sites.ir import IR
-from dpcheck.sites.nodes import Call, Name, Opaque, Str
+from dpcheck.sites.nodes import Call, Name, Opaque, Str, node, walk
 
 #: Normalization codes of the version table -> divisor kinds of ``dpcheck.pipelines.divisor``.
 NORMALIZATION = {"A": "realized", "EA": "expected", "FEA": "floor-expected", "none": "none"}
@@ -230,3 +230,57 @@ def clips_only(usage: OpacusUsage, evaluator: Evaluator) -> Evidence | None:
                             "the project's own")
         return None
     return None
+
+
+def never_stepped(index: ProjectIndex, usage: OpacusUsage, scopes: Iterable[Ctx]) -> bool:
+    """Whether the private optimizer a ``make_private*`` call returns is bound to a plain name
+    that nothing reads afterwards: no ``step()``, no call it is handed to, no return. Opacus
+    clips, noises and divides only in that optimizer's ``step``, so such a usage makes no
+    update (an engine built to compute an epsilon or to load a checkpoint, the private loader
+    and model used for anything else): there is no update rule to judge. Any read of the name
+    (in the same scope after the call, anywhere in it when the call sits in a loop, in a
+    function nested in it, or in a function of the same module for a module-level call)
+    counts as a possible step."""
+    name = _returned_optimizer(index, usage)
+    if name is None:
+        return False
+    here = usage.ctx
+    for ctx in scopes:
+        same = (ctx.path, ctx.scope) == (here.path, here.scope)
+        visible = same or ctx.scope.startswith(f"{here.scope}.") or (
+            here.scope == "<module>" and ctx.path == here.path)
+        scope = index.scope(ctx) if visible else None
+        if scope is None:
+            continue
+        for stmt in scope.statements:
+            if same and (stmt.line == here.line or (stmt.line < here.line and stmt.loop < 0)):
+                continue
+            if _reads(name, stmt.expr, stmt.target):
+                return False
+        if any(_reads(name, scope.if_test(line), None) for line in scope.if_lines):
+            return False
+    return True
+
+
+def _returned_optimizer(index: ProjectIndex, usage: OpacusUsage) -> str | None:
+    """The plain name a 1.x ``make_private*`` call's optimizer (second item) is unpacked into."""
+    if usage.api.role != "entry":
+        return None
+    scope = index.scope(usage.ctx)
+    statement = next((s for s in scope.statements if s.line == usage.ctx.line), None) if scope else None
+    target = statement.target if statement is not None and statement.kind == "assign" else None
+    if not isinstance(target, list) or len(target) < 2 or not isinstance(target[1], str):
+        return None
+    name = target[1]
+    return name if name.isidentifier() else None
+
+
+def _reads(name: str, expr: object, target: object) -> bool:
+    """Whether an expression reads ``name`` (or an attribute of it), or a target stores into
+    an attribute or item of it."""
+    prefix = f"{name}."
+    if expr is not None and any(isinstance(n, Name) and (n.dotted == name or n.dotted.startswith(prefix))
+                                for n in walk(node(expr))):
+        return True
+    stored = target if isinstance(target, list) else [target]
+    return any(isinstance(t, str) and (t.startswith(prefix) or t == f"{name}[]") for t in stored)
