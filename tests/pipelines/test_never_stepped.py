@@ -1,6 +1,7 @@
-"""Opacus updates only in its optimizer's ``step``: a ``make_private`` whose optimizer is bound
-to a name nothing reads afterwards makes no update, so no update rule is judged (the DP code is
-still reported, as DP107). Any later read of the optimizer keeps the pipeline."""
+"""Opacus updates only in its optimizer's ``step``: a ``make_private`` whose optimizer is never
+stepped afterwards makes no update, so no update rule is judged (the DP code is still reported,
+as DP107). A step method called on it, or the optimizer leaving sight (a library call, an
+alias, a return), keeps the pipeline; a project function it is handed to is read the same way."""
 
 from __future__ import annotations
 
@@ -54,6 +55,37 @@ def main():
     {make}
     fit(model, opt, loader)
     print(engine.get_epsilon(1e-5))
+""", 1),
+    "handed to a project function that only restores it": ("""
+def restore(path, model, optimizer):
+    state = torch.load(path)
+    model.load_state_dict(state["model"])
+    optimizer.load_state_dict(state["optimizer"])
+
+
+def main():
+    engine = PrivacyEngine()
+    model = torch.nn.Linear(4, 2)
+    {make}
+    restore("ckpt.pt", model, opt)
+    opt.zero_grad()
+    print(engine.get_epsilon(1e-5))
+""", 0),
+    "handed to a library scheduler": ("""
+def main():
+    engine = PrivacyEngine()
+    model = torch.nn.Linear(4, 2)
+    {make}
+    schedule = torch.optim.lr_scheduler.StepLR(opt, step_size=10)
+    print(schedule, engine.get_epsilon(1e-5))
+""", 1),
+    "aliased": ("""
+def main():
+    engine = PrivacyEngine()
+    model = torch.nn.Linear(4, 2)
+    {make}
+    inner = opt.original_optimizer
+    print(inner, engine.get_epsilon(1e-5))
 """, 1),
     "loop-carried": ("""
 def main():
