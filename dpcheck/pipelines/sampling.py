@@ -48,6 +48,7 @@ from dpcheck.pipelines.values import READ_AT, Evaluator
 from dpcheck.samplers import UNKNOWN, SamplerApi, sampler_table
 from dpcheck.sites.ir import IR, callee_name, tail_name, walk
 from dpcheck.sites.nodes import Call
+from dpcheck.sites.nodes import node as typed
 
 #: Class names of the table's shuffling samplers, for the Hugging Face sampler-method reader
 #: (which compares class names of the samplers a project method returns).
@@ -538,11 +539,13 @@ class SamplingAnalyzer:
                                       rate=(ctx, rate) if rate else None, steps=steps,
                                       population=(ctx, population) if population else None))
             elif node[0] == "call" and (buffer := shuffle_buffer(node)) is not None:
-                size = _batched(stmt["e"], node)
+                batching = _batched(stmt["e"], node)
+                size = batching.argument(0, "batch_size") if batching is not None else None
                 found.append(of_scheme("buffered-shuffle", [
                     Evidence("sampler", _span(ctx, node, stmt),
                              "tf.data .shuffle(): shuffled fixed-size batches"),
                     self._buffer_evidence(ctx, node, stmt, buffer)],
+                    (ctx, batching) if batching is not None else None,
                     batch=(ctx, size) if size is not None else None))
             elif node[0] == "cmp" and node[1] in ("<", "<=") and node[2][0] == "call" \
                     and calls_in("uniform_draws", node[2], ctx, self.index):
@@ -666,8 +669,10 @@ def _first_item(size: IR) -> IR:
 def loader_dataset(call: IR) -> IR | None:
     """The dataset a loader call batches: ``DataLoader(dataset)``/``dataset=``, the ``x`` of an
     estimator input fn (the first array of an ``x={'name': array}`` dict), the dataset whose
-    ``to_tf_dataset`` made the batches (a call ``SamplingAnalyzer`` took for that method)."""
-    if isinstance(call, Call) and call.method == "to_tf_dataset":
+    ``to_tf_dataset`` made the batches (a call ``SamplingAnalyzer`` took for that method), the
+    tf.data dataset a ``.batch(B)`` batches."""
+    if isinstance(call, Call) and call.method in ("to_tf_dataset", "batch", "padded_batch") \
+            and call.receiver is not None:
         return call.receiver
     if tail_name(callee_name(call)) in INPUT_FNS:
         data = call[3].get("x", call[2][0] if call[2] else None)
@@ -677,13 +682,14 @@ def loader_dataset(call: IR) -> IR | None:
     return call[2][0] if call[2] else call[3].get("dataset")
 
 
-def _batched(expr: IR, shuffled: IR) -> IR | None:
-    """The batch size B of the ``.batch(B)`` applied to a tf.data ``.shuffle()`` call in the
-    same chain (``ds.shuffle(n).repeat().batch(B)``), else None."""
-    for node in walk(expr):
-        if node[0] == "call" and node[1][0] == "a" and node[1][2] == "batch" \
-                and any(inner is shuffled for inner in walk(node[1][1])):
-            return node[3].get("batch_size", node[2][0] if node[2] else None)
+def _batched(expr: IR, shuffled: IR) -> Call | None:
+    """The ``.batch(B)`` call applied to a tf.data ``.shuffle()`` call in the same chain
+    (``ds.shuffle(n).repeat().batch(B, drop_remainder=True)``): the loader of those batches,
+    whose ``drop_remainder`` decides the batches per epoch; else None."""
+    for item in walk(expr):
+        if item[0] == "call" and item[1][0] == "a" and item[1][2] == "batch" \
+                and any(inner is shuffled for inner in walk(item[1][1])):
+            return typed(item)  # type: ignore[return-value]
     return None
 
 
