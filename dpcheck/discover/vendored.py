@@ -31,7 +31,9 @@ def find_bundled(root: Path, dependency_files: Iterable[Path]) -> tuple[Installe
     """Each DP library bundled in a folder of ``root`` that holds one of ``dependency_files``,
     with its version (None when no literal ``__version__`` is found) and ``distribution`` set to
     that folder, or to the package itself when the folder is the root (module docstring)."""
-    folders = sorted({f.parent for f in dependency_files})
+    # a sub-folder with its own dependency file is the more specific answer: the root comes last
+    folders = sorted({f.parent for f in dependency_files},
+                     key=lambda folder: (folder.resolve() == root.resolve(), str(folder)))
     found: dict[str, InstalledLibrary] = {}
     for folder in folders:
         at_root = folder.resolve() == root.resolve()

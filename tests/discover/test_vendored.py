@@ -63,6 +63,17 @@ def test_a_scan_of_the_library_itself_bundles_the_package_not_the_root(tmp_path,
     assert [p.library for p in facts.pins] == ["opacus"]
 
 
+def test_a_fork_with_its_own_setup_wins_over_the_root_folder_of_the_same_name(tmp_path, write_tree):
+    """``opacus/`` at the root holding a fork (``opacus/setup.py`` + ``opacus/opacus/``) is that
+    fork, whatever the root's own dependency file says."""
+    write_tree(tmp_path, {"pyproject.toml": "", "opacus/__init__.py": "",
+                          "opacus/setup.py": "", "opacus/opacus/__init__.py": "",
+                          "opacus/opacus/version.py": "__version__ = '1.2.0'\n"})
+    [found] = find_bundled(tmp_path, [tmp_path / "pyproject.toml", tmp_path / "opacus/setup.py"])
+    assert (found.version, found.path, found.distribution) == ("1.2.0", tmp_path / "opacus/opacus",
+                                                               tmp_path / "opacus")
+
+
 def test_a_folder_without_the_package_is_not_a_bundled_library(tmp_path, write_tree):
     write_tree(tmp_path, {"examples/requirements.txt": "opacus==1.4.0\n",
                           "examples/train.py": "import opacus\n"})
