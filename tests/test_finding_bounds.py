@@ -167,6 +167,26 @@ def test_feasgm_without_divisor_change_is_downgraded_to_info(name: str, n: int, 
     assert bound["witness"] is None and bound["verdict"] == "consistent"
 
 
+def test_feasgm_divisor_is_checked_when_the_steps_are_unknown() -> None:
+    """The divisor check needs N and the loader only: with the epochs read at run time there
+    is no bound, but int(N / floor(N/b)) (drop_last) is still checked at N-1, N, N+1."""
+    finding, bound = bound_of("opacus1_drop_last_epochs_from_config_feasgm", "DP101")
+    n, batch = 50000, 4096
+
+    def floor_divisor(m: int) -> int:
+        return int(m * (1 / (m // batch)))
+
+    assert floor_divisor(n - 1) == floor_divisor(n) == floor_divisor(n + 1) == 4166
+    changes = [m for m in range(n - 200, n + 201)
+               if floor_divisor(m - 1) != floor_divisor(m) or floor_divisor(m + 1) != floor_divisor(m)]
+    below = [m for m in changes if m < n][-2:]
+    above = [m for m in changes if m > n][:2]
+    assert finding.severity is Severity.INFO
+    assert f"leaks at N ∈ {{{', '.join(map(str, below + above))}}}" in finding.message
+    assert [m["param"] for m in bound["missing"] if m["assumed"] is None] == ["steps"]
+    assert bound["witness"] is None and bound["verdict"] == "unknown"
+
+
 def test_feasgm_hand_written_int_divisor_is_downgraded() -> None:
     finding, bound = bound_of("torch_loop_feasgm_int_divisor", "DP101")
     assert [int(m * 0.003) for m in (73256, 73257, 73258)] == [219, 219, 219]

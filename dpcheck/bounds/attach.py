@@ -4,7 +4,8 @@ Each finding's pipeline gives a bound plan, following the rule's ``BoundPolicy``
 module under ``dpcheck/rules/``); the report is built once per distinct request (``build_report``
 is cached) and attached as ``finding.bound``: the report's JSON plus ``summary`` (two lines,
 printed verbatim by the text renderer) and ``missing``. The policy may then downgrade the finding
-(DP101 on a FEASGM divisor that does not change at N-1, N, N+1 becomes ``info``). A bound that
+(DP101 on a FEASGM divisor that does not change at N-1, N, N+1 becomes ``info``; that check needs
+N and the divisor only, so it is made even when the bound lacks sigma or the steps). A bound that
 cannot be computed never stops the scan: the finding keeps a bound that says why.
 
 What a bound does to a finding (its bound, severity and message) depends only on the rule, the
@@ -29,6 +30,7 @@ from dpcheck.rules.rule import BoundPolicy
 
 if TYPE_CHECKING:
     from dpcheck.bounds.report import BoundReport
+    from dpcheck.privacy.divisor import DivisorCheck
 
 
 def _unknown(plan_: Plan, notes: Sequence[str], summary: Sequence[str]) -> dict[str, Any]:
@@ -97,9 +99,21 @@ def _effect(finding: Finding, pipeline: Pipeline) -> dict[str, Any]:
     assert policy is not None
     bound, report = bound_for(finding, pipeline)
     bounded = replace(finding, bound=bound)
-    if policy.downgrade is not None and report is not None:
-        bounded = policy.downgrade(bounded, report)
+    check = report.corrected.divisor if report is not None else _divisor_check(plan(policy, pipeline))
+    if policy.downgrade is not None and check is not None:
+        bounded = policy.downgrade(bounded, check)
     return {"bound": bounded.bound, "severity": bounded.severity.value, "message": bounded.message}
+
+
+def _divisor_check(plan_: Plan | None) -> DivisorCheck | None:
+    """The divisor check of a plan whose bound could not be computed (sigma or the steps
+    unknown) but whose N and divisor rule are known; None otherwise."""
+    if plan_ is None or plan_.divisor is None:
+        return None
+    try:
+        return plan_.divisor.divisor_check()
+    except (DpcheckError, ValueError, ArithmeticError):
+        return None
 
 
 def attach_bounds(

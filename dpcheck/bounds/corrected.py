@@ -21,16 +21,7 @@ from scipy.special import ndtr
 from dpcheck.bounds.profiles import Bound, GdpProfile, PointwiseMax, RdpProfile, sample
 from dpcheck.bounds.request import BoundRequest
 from dpcheck.privacy.clt import clt_mu_poisson
-from dpcheck.privacy.divisor import (
-    Divisor,
-    DivisorCheck,
-    DivisorRule,
-    Rate,
-    batch_over_n_rule,
-    check_divisor,
-    easgm_rule,
-    feasgm_rule,
-)
+from dpcheck.privacy.divisor import DivisorCheck, check_divisor, easgm_rule
 from dpcheck.privacy.fixed_batches import (
     FIXED_SIZE_SHIFTS,
     ZERO_OTHERS_SHIFTS,
@@ -139,16 +130,6 @@ def sgm(request: BoundRequest, claim: Claim) -> Corrected:
     return Corrected(witness, guarantee, tuple(notes))
 
 
-def divisor_rule(request: BoundRequest) -> DivisorRule:
-    """The code's divisor d(N): Opacus' int(N * (1/len(loader))), N q with a fixed q, or N b/N."""
-    kind = Divisor.FLOOR if request.mechanism == "feasgm" else Divisor.EXPECTED
-    if request.opacus_divisor:
-        return DivisorRule(kind, Rate.LOADER, batch_size=request.batch_size, drop_last=request.drop_last)
-    if request.q is not None:
-        return feasgm_rule(request.q) if kind is Divisor.FLOOR else easgm_rule(request.q)
-    return batch_over_n_rule(int(request.batch_size or 0), kind)
-
-
 def _worse_side(check: DivisorCheck) -> tuple[float, int]:
     """(1 - s, |D|) of the neighbouring direction whose divisor ratio is further from 1."""
     remove_worse = abs(check.one_minus_s_remove) > abs(check.one_minus_s_add)
@@ -178,7 +159,7 @@ def normalized(request: BoundRequest, claim: Claim) -> Corrected:
     """EASGM / FEASGM: the divisor at N-1, N, N+1; where it changes, the variance witness over
     n T coordinates (own, exact) and the per-pair T-round guarantee (reconstructed); where it
     does not, the update is SGM divided by a constant and the SGM guarantee holds."""
-    check = check_divisor(divisor_rule(request), int(request.n_records))  # type: ignore[arg-type]
+    check = request.divisor_check()
     q, steps, sigma = request.rate, request.rounds, float(request.sigma)  # type: ignore[arg-type]
     bound = _sampler(claim)
     notes = list(check.notes())

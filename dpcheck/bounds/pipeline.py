@@ -47,6 +47,10 @@ class Plan:
     request: BoundRequest | None
     missing: tuple[Missing, ...]
     known: dict[str, Any]
+    #: What the divisor check of a normalized update needs (N and the divisor's rule), when
+    #: known even if the bound's other inputs are not: a divisor that does not change at N-1,
+    #: N and N+1 is decided without sigma or the number of steps.
+    divisor: BoundRequest | None = None
 
 
 def _value(pipeline: Pipeline, name: str) -> Any:
@@ -96,8 +100,13 @@ def plan(policy: BoundPolicy, pipeline: Pipeline) -> Plan | None:
         missing.append(Missing("dim", "n = 1 for the witness (the smallest model; it only gets stronger with n)"))
     if get("delta") is None:
         missing.append(Missing("delta", f"delta = {DEFAULT_DELTA:g} for the read-outs"))
+    divisor = None
+    if mechanism in ("easgm", "feasgm") and get("N") is not None and rate_known:
+        divisor = BoundRequest(mechanism=mechanism, q=None if opacus_loader else get("q"),
+                               batch_size=_int(get("batch_size")), n_records=_int(get("N")),
+                               opacus_divisor=opacus_loader, drop_last=bool(get("drop_last")))
     if any(m.assumed is None for m in missing):
-        return Plan(mechanism, None, tuple(missing), known)
+        return Plan(mechanism, None, tuple(missing), known, divisor)
     accountant = pipeline.accountant
     by_accountant = policy.claimed_by_accountant
     claimed_q = accountant.q.value if accountant.q is not None else None
@@ -125,4 +134,4 @@ def plan(policy: BoundPolicy, pipeline: Pipeline) -> Plan | None:
         target_epsilon=get("target_epsilon") if get("sigma") is None else None,
         sampler=_sampler(pipeline),
     )
-    return Plan(mechanism, request, tuple(missing), known)
+    return Plan(mechanism, request, tuple(missing), known, divisor)

@@ -21,7 +21,17 @@ from dataclasses import dataclass, replace
 from dpcheck.bounds.defaults import DEFAULT_ALPHAS, DEFAULT_DELTA, MECHANISM_NAMES
 from dpcheck.errors import ParameterError
 from dpcheck.privacy._checks import require_sigma
-from dpcheck.privacy.divisor import loader_length
+from dpcheck.privacy.divisor import (
+    Divisor,
+    DivisorCheck,
+    DivisorRule,
+    Rate,
+    batch_over_n_rule,
+    check_divisor,
+    easgm_rule,
+    feasgm_rule,
+    loader_length,
+)
 from dpcheck.samplers import sampler_table
 
 MAX_ROUNDS: int = 2**53
@@ -134,6 +144,23 @@ class BoundRequest:
     def accounted_rounds(self) -> int:
         """The T the accountant was given."""
         return self.claimed_steps if self.claimed_steps is not None else self.rounds
+
+    def divisor_rule(self) -> DivisorRule:
+        """The code's divisor d(N): Opacus' int(N * (1/len(loader))), N q with a fixed q, or
+        N b/N (EASGM: N q; FEASGM: its floor)."""
+        kind = Divisor.FLOOR if self.mechanism == "feasgm" else Divisor.EXPECTED
+        if self.opacus_divisor:
+            return DivisorRule(kind, Rate.LOADER, batch_size=self.batch_size, drop_last=self.drop_last)
+        if self.q is not None:
+            return feasgm_rule(self.q) if kind is Divisor.FLOOR else easgm_rule(self.q)
+        return batch_over_n_rule(int(self.batch_size or 0), kind)
+
+    def divisor_check(self) -> DivisorCheck:
+        """The divisor at N-1, N and N+1 (docs/theory.md#divisor-dependence): it needs N and
+        the divisor's rule only, not sigma or the number of steps."""
+        if self.n_records is None:
+            raise ParameterError("the divisor check needs N: give --N")
+        return check_divisor(self.divisor_rule(), int(self.n_records))
 
     def with_sigma(self, sigma: float) -> BoundRequest:
         """The same request with sigma resolved (after a make_private_with_epsilon search)."""

@@ -1,12 +1,17 @@
 """DP libraries bundled inside the scanned project (a vendored copy or a fork installed with
 ``pip install -e ./opacus``), found as files and never imported.
 
-A bundled library is a sub-folder of the project (not the project root itself) that holds a
-dependency file (``setup.py``, ``pyproject.toml``, ...) next to the library's importable package
-(``opacus/setup.py`` + ``opacus/opacus/__init__.py``). Its version is the ``__version__`` literal
-of the package's ``version.py`` or ``__init__.py``, read with ``ast``. Such a folder is the
-library, not user code: its examples are no user pipelines and its dependency files are the
-library's own, not the project's pins.
+A bundled library is a sub-folder of the project that holds a dependency file (``setup.py``,
+``pyproject.toml``, ...) next to the library's importable package (``opacus/setup.py`` +
+``opacus/opacus/__init__.py``). Its version is the ``__version__`` literal of the package's
+``version.py`` or ``__init__.py``, read with ``ast``. Such a folder is the library, not user
+code: its examples are no user pipelines and its dependency files are the library's own, not the
+project's pins.
+
+When the project *is* the library (its root holds the dependency file next to the package: a
+scan of the library's own repository), the package folder alone is the bundled library: the
+tutorials and research scripts beside it import the library as any user does, and are judged
+as its users; the root's dependency files stay the project's.
 """
 
 from __future__ import annotations
@@ -23,17 +28,21 @@ _VERSION_FILES = ("version.py", "__init__.py")
 
 
 def find_bundled(root: Path, dependency_files: Iterable[Path]) -> tuple[InstalledLibrary, ...]:
-    """Each DP library bundled in a sub-folder of ``root`` that holds one of
-    ``dependency_files``, with its version (None when no literal ``__version__`` is found) and
-    ``distribution`` set to that sub-folder."""
-    folders = sorted({f.parent for f in dependency_files if f.parent.resolve() != root.resolve()})
+    """Each DP library bundled in a folder of ``root`` that holds one of ``dependency_files``,
+    with its version (None when no literal ``__version__`` is found) and ``distribution`` set to
+    that folder, or to the package itself when the folder is the root (module docstring)."""
+    # a sub-folder with its own dependency file is the more specific answer: the root comes last
+    folders = sorted({f.parent for f in dependency_files},
+                     key=lambda folder: (folder.resolve() == root.resolve(), str(folder)))
     found: dict[str, InstalledLibrary] = {}
     for folder in folders:
+        at_root = folder.resolve() == root.resolve()
         for library, package in IMPORT_NAMES.items():
             source = folder / package
             if library not in found and (source / "__init__.py").is_file() \
                     and is_inside(source, root):
-                found[library] = InstalledLibrary(library, _version(source, root), source, folder)
+                found[library] = InstalledLibrary(library, _version(source, root), source,
+                                                  source if at_root else folder)
     return tuple(found.values())
 
 

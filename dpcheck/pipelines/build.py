@@ -32,6 +32,7 @@ from dpcheck.pipelines.accountants import AccountantCall, AccountantFinder
 from dpcheck.pipelines.engine_patch import patched_callees
 from dpcheck.pipelines.entry_points import decorated_entries
 from dpcheck.pipelines.full_batch import full_batch
+from dpcheck.pipelines.guards import guards
 from dpcheck.pipelines.handwritten import HandwrittenAnalyzer, HandwrittenUpdate
 from dpcheck.pipelines.index import ProjectIndex
 from dpcheck.pipelines.markers import MarkerFinder, Tried
@@ -41,6 +42,7 @@ from dpcheck.pipelines.opacus_usage import (
     clips_only,
     find_usage,
     loader_decides,
+    never_stepped,
     normalization,
 )
 from dpcheck.pipelines.params import ParamCollector
@@ -319,6 +321,8 @@ class PipelineBuilder:
                     index: ProjectIndex) -> Pipeline | None:
         handwritten = HandwrittenAnalyzer(index)
         usage = find_usage(index, scopes)
+        if usage is not None and never_stepped(index, usage, scopes):
+            usage = None  # the private optimizer never steps: Opacus makes no update here
         clipping = clips_only(usage, Evaluator(index)) if usage is not None else None
         if clipping is not None:
             usage = None  # the noise is the project's: its own update is the mechanism
@@ -336,7 +340,8 @@ class PipelineBuilder:
             analysis = self._tf_privacy(index, *optimizer)
         else:
             return None
-        sampling = SamplingAnalyzer(index, analysis.poisson_default).analyze(scopes)
+        assumed = guards(index, usage.ctx) if usage is not None else None
+        sampling = SamplingAnalyzer(index, analysis.poisson_default, assumed).analyze(scopes)
         accountants = AccountantFinder(index, analysis.default_accountant).find(scopes)
         params = ParamCollector(index, self.project.overrides)
         values = params.collect(usage, update, sampling, accountants, scopes, optimizer)

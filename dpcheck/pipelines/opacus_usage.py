@@ -13,17 +13,18 @@ when it derives from one, or when it is a local fork of it (``is_opacus_engine``
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from dpcheck.catalog.apis import Api
 from dpcheck.model import Evidence, Span
 from dpcheck.pipelines.apis import api_of, built_by
+from dpcheck.pipelines.calls import argument as argument_for
 from dpcheck.pipelines.index import ProjectIndex
 from dpcheck.pipelines.scope import Ctx
 from dpcheck.pipelines.values import Evaluator
 from dpcheck.sites.ir import IR
-from dpcheck.sites.nodes import Call, Name, Opaque
+from dpcheck.sites.nodes import Call, Name, Node, Opaque, Str, node, walk
 
 #: Normalization codes of the version table -> divisor kinds of ``dpcheck.pipelines.divisor``.
 NORMALIZATION = {"A": "realized", "EA": "expected", "FEA": "floor-expected", "none": "none"}
@@ -31,6 +32,10 @@ NORMALIZATION = {"A": "realized", "EA": "expected", "FEA": "floor-expected", "no
 #: (see ``loader_decides``).
 KEPT_LOADER = "poisson_sampling=False keeps the data loader passed in"
 _USAGE_ROLES = frozenset({"entry", "attach"})
+#: How many project functions deep a private optimizer handed on is followed.
+_MAX_HAND_OFF = 4
+#: Engine keywords whose string value decides the update (read through names: ``_resolved``).
+STRING_KEYWORDS = ("loss_reduction",)
 _ENGINE_ROLES = frozenset({"engine", "entry", "attach"})
 
 
@@ -43,9 +48,16 @@ class OpacusUsage:
     ctx: Ctx
     engine: tuple[Ctx, Call] | None
     api: Api
+    #: Keywords passed a name that holds a string constant under the default configuration,
+    #: as that constant (``loss_reduction=reduction`` where every caller passes an option
+    #: whose default is "sum"): the value decides, not how it is spelled.
+    literals: dict[str, IR] = field(default_factory=dict)
 
     def keyword(self, name: str) -> IR | None:
-        """A keyword of the entry call, else of the engine constructor (0.x style)."""
+        """A keyword of the entry call, else of the engine constructor (0.x style); a name
+        resolved to a string constant is that constant (``literals``)."""
+        if name in self.literals:
+            return self.literals[name]
         if name in self.call.kwargs:
             return self.call.kwargs[name]
         if self.engine is not None:
@@ -74,13 +86,27 @@ def find_usage(index: ProjectIndex, scopes: Iterable[Ctx]) -> OpacusUsage | None
         if api is None or api.role not in _USAGE_ROLES:
             continue
         if api.role == "entry":
-            return OpacusUsage(node, where, engine_of(index, node, where), api)
+            return _resolved(index, OpacusUsage(node, where, engine_of(index, node, where), api))
         attaches.append((where, node, api))
     for where, node, api in attaches:
         engine = engine_of(index, node, where)
         if engine is not None:
-            return OpacusUsage(node, where, engine, api)
+            return _resolved(index, OpacusUsage(node, where, engine, api))
     return None
+
+
+def _resolved(index: ProjectIndex, usage: OpacusUsage) -> OpacusUsage:
+    """``usage`` with the string keywords it passes as names read as their constants."""
+    evaluator = Evaluator(index)
+    for ctx, call in ((usage.ctx, usage.call), *([usage.engine] if usage.engine else [])):
+        for name in STRING_KEYWORDS:
+            value = call.kwargs.get(name)
+            if name in usage.literals or value is None or isinstance(value, Str):
+                continue
+            found = evaluator.literal(value, ctx)
+            if found is not None and isinstance(found.value, str):
+                usage.literals[name] = Str(["s", found.value])
+    return usage
 
 
 def engine_api(index: ProjectIndex, call: Call, ctx: Ctx) -> Api | None:
@@ -207,3 +233,105 @@ def clips_only(usage: OpacusUsage, evaluator: Evaluator) -> Evidence | None:
                             "the project's own")
         return None
     return None
+
+
+def never_stepped(index: ProjectIndex, usage: OpacusUsage, scopes: Iterable[Ctx]) -> bool:
+    """Whether the private optimizer a ``make_private*`` call returns is bound to a plain name
+    that is never stepped afterwards. Opacus clips, noises and divides only in that optimizer's
+    ``step``, so such a usage makes no update (an engine built to compute an epsilon, or to
+    load a checkpoint trained elsewhere): there is no update rule to judge.
+
+    The optimizer may step wherever a method whose name says it steps (``step``,
+    ``pre_step``, ``virtual_step``) is called on it, and wherever it leaves dpcheck's sight:
+    returned, stored, aliased, read as an attribute, or handed to a function that is not the
+    project's; handed to a project function, it may step where that function's parameter
+    may. Other method calls (``zero_grad``, ``load_state_dict``) release nothing. The name is
+    read in the same scope after the call (anywhere in it when the call sits in a loop), in
+    the functions nested in it, and in the module's functions for a module-level call."""
+    name = _returned_optimizer(index, usage)
+    if name is None:
+        return False
+    here = usage.ctx
+    for ctx in scopes:
+        same = (ctx.path, ctx.scope) == (here.path, here.scope)
+        visible = same or ctx.scope.startswith(f"{here.scope}.") or (
+            here.scope == "<module>" and ctx.path == here.path)
+        if not visible:
+            continue
+        if _may_step(index, name, ctx, here.line if same else None, 0):
+            return False
+    return True
+
+
+def _may_step(index: ProjectIndex, name: str, ctx: Ctx, after: int | None, depth: int) -> bool:
+    """Whether the optimizer held by ``name`` may step in the scope of ``ctx``; with ``after``
+    (the line of the call that binds it) only the statements after that line are read, and
+    those before it that sit in a loop (they run again after it)."""
+    scope = index.scope(ctx)
+    if scope is None or depth > _MAX_HAND_OFF:
+        return scope is not None
+    for stmt in scope.statements:
+        if after is not None and (stmt.line == after or (stmt.line < after and stmt.loop < 0)):
+            continue
+        where = Ctx(ctx.path, ctx.scope, stmt.line)
+        if _stepped_in(index, name, stmt.expr, where, depth) or _stores_into(name, stmt.target):
+            return True
+    return any(_stepped_in(index, name, scope.if_test(line), Ctx(ctx.path, ctx.scope, line), depth)
+               for line in scope.if_lines)
+
+
+def _stepped_in(index: ProjectIndex, name: str, expr: object, ctx: Ctx, depth: int) -> bool:
+    """Whether an expression may step the optimizer ``name`` (``never_stepped``)."""
+    if expr is None:
+        return False
+    tree = node(expr)
+    settled: set[int] = set()
+    for item in walk(tree):
+        if not isinstance(item, Call):
+            continue
+        callee = item.callee
+        if isinstance(callee, Name) and callee.base == name:
+            if "step" in callee.last:
+                return True
+            settled.add(id(callee))
+        for argument in (*item.args, *item.kwargs.values()):
+            if isinstance(argument, Name) and argument.dotted == name:
+                if _handed_on_may_step(index, item, argument, ctx, depth):
+                    return True
+                settled.add(id(argument))
+    prefix = f"{name}."
+    return any(isinstance(n, Name) and id(n) not in settled
+               and (n.dotted == name or n.dotted.startswith(prefix)) for n in walk(tree))
+
+
+def _handed_on_may_step(index: ProjectIndex, call: Call, argument: Node, ctx: Ctx, depth: int) -> bool:
+    """Whether the optimizer may step in the function ``call`` hands it to (as ``argument``):
+    always for a function that is not the project's, else where its parameter may."""
+    function = index.function(call.name or "", ctx)
+    scope = index.scope(function) if function is not None else None
+    if function is None or scope is None:
+        return True
+    params = [p[0] for p in scope["params"]]
+    received = next((p for p in params if argument_for(call, params, p) is argument), None)
+    if received is None:
+        return True
+    return _may_step(index, received, function, None, depth + 1)
+
+
+def _returned_optimizer(index: ProjectIndex, usage: OpacusUsage) -> str | None:
+    """The plain name a 1.x ``make_private*`` call's optimizer (second item) is unpacked into."""
+    if usage.api.role != "entry":
+        return None
+    scope = index.scope(usage.ctx)
+    statement = next((s for s in scope.statements if s.line == usage.ctx.line), None) if scope else None
+    target = statement.target if statement is not None and statement.kind == "assign" else None
+    if not isinstance(target, list) or len(target) < 2 or not isinstance(target[1], str):
+        return None
+    name = target[1]
+    return name if name.isidentifier() else None
+
+
+def _stores_into(name: str, target: object) -> bool:
+    """Whether a statement target stores into an attribute or item of ``name``."""
+    stored = target if isinstance(target, list) else [target]
+    return any(isinstance(t, str) and (t.startswith(f"{name}.") or t == f"{name}[]") for t in stored)

@@ -132,7 +132,8 @@ class ParamCollector:
             offer_physical(self._resolve("batch_size", loader[3].get("batch_size"), ctx))
             offer(self._resolve("epochs", loader[3].get("epochs", loader[3].get("num_epochs")),
                                 ctx))
-            if sampling.kind == "shuffle":
+            if sampling.kind == "shuffle" or usage is not None:
+                # fixed-size batches per epoch, or Opacus' q = 1/len(loader) of the loader passed
                 offer(self._resolve("drop_last", loader[3].get(
                     "drop_last", loader[3].get("drop_remainder")), ctx))
             dataset = loader_dataset(loader)

@@ -36,16 +36,19 @@ from dpcheck.pipelines.divisor import DivisorClassifier
 from dpcheck.pipelines.provenance import Origin
 from dpcheck.pipelines.vocabulary import calls_in
 from dpcheck.pipelines.generators import Yielded, yielded_batches
+from dpcheck.pipelines.guards import Guards
 from dpcheck.pipelines.handwritten import assigned_names
 from dpcheck.pipelines.hf_datasets import is_to_tf_dataset
 from dpcheck.pipelines.hf_trainer import inherited_loader, sampler_method
 from dpcheck.pipelines.index import ProjectIndex
 from dpcheck.pipelines.returned import returned_item
 from dpcheck.pipelines.scope import Ctx
+from dpcheck.pipelines.single_batch import WholeBatch, draws, whole_batch
 from dpcheck.pipelines.values import READ_AT, Evaluator
 from dpcheck.samplers import UNKNOWN, SamplerApi, sampler_table
 from dpcheck.sites.ir import IR, callee_name, tail_name, walk
 from dpcheck.sites.nodes import Call
+from dpcheck.sites.nodes import node as typed
 
 #: Class names of the table's shuffling samplers, for the Hugging Face sampler-method reader
 #: (which compares class names of the samplers a project method returns).
@@ -109,10 +112,14 @@ def _span(ctx: Ctx, node: IR | None, stmt: dict[str, Any]) -> Span:
 class SamplingAnalyzer:
     """Classifies the sampling of the training loops found in a set of scopes."""
 
-    def __init__(self, index: ProjectIndex, poisson_default: bool | None) -> None:
+    def __init__(self, index: ProjectIndex, poisson_default: bool | None,
+                 assumed: Guards | None = None) -> None:
         self.index = index
         self.origins = DivisorClassifier(index)
         self.poisson_default = poisson_default
+        #: The conditions the pipeline's DP code runs under (``dpcheck.pipelines.guards``):
+        #: a helper's arm chosen by the same flag is read with them holding.
+        self.assumed = assumed or {}
         self._reached: set[tuple[str, str]] = set()
 
     def analyze(self, scopes: Iterable[Ctx]) -> Sampling:
@@ -283,12 +290,10 @@ class SamplingAnalyzer:
         (``train, test, n = get_loaders(...)``: a return of another length is not the one
         unpacked). Returns in an ``if`` arm the default configuration skips are left out; the
         rest must agree."""
-        evaluator = Evaluator(self.index)
+        evaluator = Evaluator(self.index, self.assumed)
         found: list[Sampling] = []
         for value, where, stmt in self.index.returned_parts(function, index, width):
-            runs = [None if holds is None else holds == (arm == 0)
-                    for line, arm in stmt.get("br", ())
-                    for holds in [self._holds(evaluator, where, line)]]
+            runs = evaluator.arms(where, stmt)
             if False in runs:
                 continue
             found.append(self.loader(value, where, depth + 1))
@@ -299,11 +304,6 @@ class SamplingAnalyzer:
             return found[0]
         return Sampling(note=f"{name}() returns loaders that sample in different ways" if found
                         else f"{name}() returns no loader dpcheck can follow")
-
-    def _holds(self, evaluator: Evaluator, ctx: Ctx, line: int) -> bool | None:
-        """Whether the test of the ``if`` at ``line`` holds under the default configuration."""
-        test = self.index.if_test(ctx, line)
-        return evaluator.truth(test, replace(ctx, line=line)) if test is not None else None
 
     def _flag(self, ir: IR, ctx: Ctx, depth: int = 0) -> bool | None:
         """A boolean literal, or a name holding one (an option default: ``type=`` only parses
@@ -374,12 +374,40 @@ class SamplingAnalyzer:
                     "sampler", span, "DataLoader(sampler=...) batches the sampler returned")],
                     (ctx, ir))
             return own or Sampling(note=f"DataLoader {key} not recognised")
+        whole = whole_batch(self.index, ir, ctx)
+        if whole is not None:
+            return self._whole_batch(whole, span)
         scheme = self._selected(api, ir, ctx)
         note = {"shuffle": "DataLoader(shuffle=True): shuffled fixed-size batches",
                 "sequential": "DataLoader without shuffle: sequential fixed-size batches"}.get(
             scheme, "DataLoader with a shuffle flag not resolved: fixed-size batches, shuffled or "
                     "sequential")
         return of_scheme(scheme, [Evidence("sampler", span, note)], (ctx, ir))
+
+    def _whole_batch(self, whole: WholeBatch, span: Span) -> Sampling:
+        """A loader whose one batch is its whole dataset (``dpcheck.pipelines.single_batch``):
+        the draws of the project function the dataset's index set comes from decide, read in
+        the arms the default configuration runs; anything else stays unknown."""
+        served = Evidence("sampler", span, "the loader's batch size is the size of its data: "
+                          "each pass serves the whole dataset as one batch, sampling nothing")
+        function = draws(self.index, *whole.indices) if whole.indices is not None else None
+        if function is None:
+            return Sampling(note="a loader serves its whole dataset as one batch, made where "
+                            "dpcheck does not follow", evidence=[served])
+        evaluator = Evaluator(self.index, self.assumed)
+        drawn: list[Sampling] = []
+        for where, stmt in self.index.statements([function]):
+            runs = evaluator.arms(where, stmt)
+            if False in runs:
+                continue
+            drawn.extend(self._index_sampling(stmt, where))
+            if stmt["k"] == "return" and stmt["ld"] == 0 and None not in runs:
+                break  # this return always runs: the later statements never do
+        if len({d.kind for d in drawn}) != 1:
+            return Sampling(note=f"{function.scope}() draws its index sets in "
+                            f"{'different ways' if drawn else 'no way dpcheck knows'}",
+                            evidence=[served])
+        return replace(drawn[0], evidence=[served, *drawn[0].evidence])
 
     def api_of(self, call: IR, ctx: Ctx) -> SamplerApi | None:
         """The sampler-table API ``call`` invokes: by the callee's import-qualified name, or for
@@ -511,11 +539,13 @@ class SamplingAnalyzer:
                                       rate=(ctx, rate) if rate else None, steps=steps,
                                       population=(ctx, population) if population else None))
             elif node[0] == "call" and (buffer := shuffle_buffer(node)) is not None:
-                size = _batched(stmt["e"], node)
+                batching = _batched(stmt["e"], node)
+                size = batching.argument(0, "batch_size") if batching is not None else None
                 found.append(of_scheme("buffered-shuffle", [
                     Evidence("sampler", _span(ctx, node, stmt),
                              "tf.data .shuffle(): shuffled fixed-size batches"),
                     self._buffer_evidence(ctx, node, stmt, buffer)],
+                    (ctx, batching) if batching is not None else None,
                     batch=(ctx, size) if size is not None else None))
             elif node[0] == "cmp" and node[1] in ("<", "<=") and node[2][0] == "call" \
                     and calls_in("uniform_draws", node[2], ctx, self.index):
@@ -639,8 +669,10 @@ def _first_item(size: IR) -> IR:
 def loader_dataset(call: IR) -> IR | None:
     """The dataset a loader call batches: ``DataLoader(dataset)``/``dataset=``, the ``x`` of an
     estimator input fn (the first array of an ``x={'name': array}`` dict), the dataset whose
-    ``to_tf_dataset`` made the batches (a call ``SamplingAnalyzer`` took for that method)."""
-    if isinstance(call, Call) and call.method == "to_tf_dataset":
+    ``to_tf_dataset`` made the batches (a call ``SamplingAnalyzer`` took for that method), the
+    tf.data dataset a ``.batch(B)`` batches."""
+    if isinstance(call, Call) and call.method in ("to_tf_dataset", "batch", "padded_batch") \
+            and call.receiver is not None:
         return call.receiver
     if tail_name(callee_name(call)) in INPUT_FNS:
         data = call[3].get("x", call[2][0] if call[2] else None)
@@ -650,13 +682,14 @@ def loader_dataset(call: IR) -> IR | None:
     return call[2][0] if call[2] else call[3].get("dataset")
 
 
-def _batched(expr: IR, shuffled: IR) -> IR | None:
-    """The batch size B of the ``.batch(B)`` applied to a tf.data ``.shuffle()`` call in the
-    same chain (``ds.shuffle(n).repeat().batch(B)``), else None."""
-    for node in walk(expr):
-        if node[0] == "call" and node[1][0] == "a" and node[1][2] == "batch" \
-                and any(inner is shuffled for inner in walk(node[1][1])):
-            return node[3].get("batch_size", node[2][0] if node[2] else None)
+def _batched(expr: IR, shuffled: IR) -> Call | None:
+    """The ``.batch(B)`` call applied to a tf.data ``.shuffle()`` call in the same chain
+    (``ds.shuffle(n).repeat().batch(B, drop_remainder=True)``): the loader of those batches,
+    whose ``drop_remainder`` decides the batches per epoch; else None."""
+    for item in walk(expr):
+        if item[0] == "call" and item[1][0] == "a" and item[1][2] == "batch" \
+                and any(inner is shuffled for inner in walk(item[1][1])):
+            return typed(item)  # type: ignore[return-value]
     return None
 
 

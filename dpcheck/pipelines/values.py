@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from importlib import resources
@@ -25,6 +26,7 @@ from dpcheck.pipelines.questions import frozen
 from dpcheck.pipelines.scope import Ctx
 from dpcheck.pipelines.subsets import subset_size
 from dpcheck.sites.ir import IR, callee_name, dict_item, tail_name
+from dpcheck.sites.views import Statement
 
 Number = int | float
 #: ``[READ_AT, path, scope, line, ir]``: ``ir`` read at another place (a helper's argument in
@@ -114,10 +116,15 @@ def known_dataset(call: IR, index: tuple[int, ...] | None) -> tuple[str, str] | 
 
 
 class Evaluator:
-    """Evaluates IR to ``Value`` in the context of a project index."""
+    """Evaluates IR to ``Value`` in the context of a project index. ``assumed`` holds names
+    whose truth is given rather than read (``(path, scope, name) -> bool``): the conditions a
+    pipeline's DP code runs under (``dpcheck.pipelines.guards``), so a helper's arm chosen by
+    the same flag is the one the DP run takes, whatever the flag's default."""
 
-    def __init__(self, index: ProjectIndex) -> None:
+    def __init__(self, index: ProjectIndex, assumed: Mapping[tuple[str, str, str], bool] | None = None) -> None:
         self.index = index
+        self.assumed = dict(assumed or {})
+        self._assumed_key = frozenset(self.assumed.items())
 
     def value(self, ir: IR | None, ctx: Ctx, depth: int = 0) -> Value | None:
         if ir is None or depth > MAX_DEPTH:
@@ -154,10 +161,12 @@ class Evaluator:
             return None
         if ir[0] in ("s", "n", "c"):
             return Literal(ir[1], ctx.path, ctx.line)
-        return self.index.questions.ask(("literal", frozen(ir), ctx, self.index.reach),
+        return self.index.questions.ask(("literal", frozen(ir), ctx, self.index.reach, self._assumed_key),
                                         lambda: self._literal(ir, ctx), None)
 
     def _literal(self, ir: IR, ctx: Ctx) -> Literal | None:
+        if ir[0] == "r" and (ctx.path, ctx.scope, ir[1]) in self.assumed:
+            return Literal(self.assumed[ctx.path, ctx.scope, ir[1]], ctx.path, ctx.line)
         if ir[0] == "u" and ir[1] == "-" and (inner := self.literal(ir[2], ctx)):
             number = inner.value
             return replace(inner, value=-number) if isinstance(number, (int, float)) else None
@@ -202,6 +211,16 @@ class Evaluator:
             found = self.literal(test, ctx)
             return bool(found.value) if found is not None else None
         return None
+
+    def arms(self, ctx: Ctx, stmt: Statement) -> list[bool | None]:
+        """For each ``if`` arm a statement of the scope of ``ctx`` sits in, whether that arm runs
+        under the default configuration (None: the test is not decided)."""
+        runs: list[bool | None] = []
+        for line, arm in stmt.get("br", ()):
+            test = self.index.if_test(ctx, line)
+            holds = self.truth(test, replace(ctx, line=line)) if test is not None else None
+            runs.append(None if holds is None else holds == (arm == 0))
+        return runs
 
     def binding(self, binding: Binding, depth: int = 0) -> Value | None:
         """The value a binding holds (tuple unpacking, option defaults, params)."""

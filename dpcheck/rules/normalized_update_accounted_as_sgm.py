@@ -23,7 +23,7 @@ from dpcheck.rules.anchors import anchor, entry
 from dpcheck.rules.rule import BoundPolicy, Hit, PipelineRule
 
 if TYPE_CHECKING:
-    from dpcheck.bounds.report import BoundReport
+    from dpcheck.privacy.divisor import DivisorCheck
 
 
 @dataclass(frozen=True)
@@ -64,10 +64,9 @@ def bound_mechanism(pipeline: Pipeline) -> str | None:
     return BOUND_MECHANISMS.get(pipeline.mechanism)
 
 
-def downgrade(finding: Finding, report: BoundReport) -> Finding:
+def downgrade(finding: Finding, divisor: DivisorCheck) -> Finding:
     """A FEASGM divisor that does not change at N-1, N, N+1 makes the finding an info note."""
-    divisor = report.corrected.divisor
-    if divisor is None or divisor.changes:
+    if divisor.changes:
         return finding
     sizes = ", ".join(str(n) for n in divisor.nearest_changes) or "none within 10000"
     message = f"{finding.message}; no leak at this N={divisor.n}; leaks at N ∈ {{{sizes}}}"

@@ -20,7 +20,7 @@ from dpcheck.parse.analysis import FileAnalysis
 from dpcheck.project import Project
 
 if TYPE_CHECKING:
-    from dpcheck.bounds.report import BoundReport
+    from dpcheck.privacy.divisor import DivisorCheck
 
 
 @dataclass(frozen=True)
@@ -59,14 +59,15 @@ class BoundPolicy:
     ``claimed_by_accountant``: the claimed side is what the accountant was given (its q, steps
     and sigma) rather than the code's values. ``claim_only``: the pipeline's mechanism is
     undecided, so only the claimed side is stated, with this advice as the bound's note.
-    ``downgrade``: given the finding and its bound report, the finding to report instead (a
-    lower severity when the bound shows no leak at the code's numbers).
+    ``downgrade``: given the finding and the divisor check of its parameters (the divisor at
+    N-1, N, N+1), the finding to report instead (a lower severity when the divisor shows no
+    leak at the code's numbers).
     """
 
     mechanism: str | Callable[[Pipeline], str | None]
     claimed_by_accountant: bool = False
     claim_only: str | None = None
-    downgrade: Callable[[Finding, BoundReport], Finding] | None = None
+    downgrade: Callable[[Finding, DivisorCheck], Finding] | None = None
 
     def mechanism_of(self, pipeline: Pipeline) -> str | None:
         """The bound mechanism for a finding of ``pipeline``."""

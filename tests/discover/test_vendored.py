@@ -50,9 +50,28 @@ def test_the_version_falls_back_to_the_package_init_and_may_be_unknown(tmp_path,
     assert found == {"opacus": "1.4.0", "tensorflow-privacy": None}
 
 
-def test_the_project_root_is_not_a_bundled_copy_of_itself(tmp_path, write_tree):
-    write_tree(tmp_path, {"setup.py": "", "opacus/__init__.py": "__version__ = '1.4.0'\n"})
-    assert find_bundled(tmp_path, [tmp_path / "setup.py"]) == ()
+def test_a_scan_of_the_library_itself_bundles_the_package_not_the_root(tmp_path, write_tree):
+    """The library's own repository: its package is the library for the tutorials beside it,
+    and the root's dependency files stay the project's pins."""
+    write_tree(tmp_path, {"setup.py": "", "requirements.txt": "torch==2.1.0\nopacus==1.3.0\n",
+                          "opacus/__init__.py": "__version__ = '1.4.0'\n",
+                          "tutorials/train.py": "from opacus import PrivacyEngine\n"})
+    [found] = find_bundled(tmp_path, [tmp_path / "setup.py"])
+    assert (found.library, found.version, found.distribution) == ("opacus", "1.4.0", tmp_path / "opacus")
+    facts = collect_facts(tmp_path, [tmp_path / "setup.py", tmp_path / "requirements.txt"])
+    assert facts.bundled_folders() == ("opacus",)
+    assert [p.library for p in facts.pins] == ["opacus"]
+
+
+def test_a_fork_with_its_own_setup_wins_over_the_root_folder_of_the_same_name(tmp_path, write_tree):
+    """``opacus/`` at the root holding a fork (``opacus/setup.py`` + ``opacus/opacus/``) is that
+    fork, whatever the root's own dependency file says."""
+    write_tree(tmp_path, {"pyproject.toml": "", "opacus/__init__.py": "",
+                          "opacus/setup.py": "", "opacus/opacus/__init__.py": "",
+                          "opacus/opacus/version.py": "__version__ = '1.2.0'\n"})
+    [found] = find_bundled(tmp_path, [tmp_path / "pyproject.toml", tmp_path / "opacus/setup.py"])
+    assert (found.version, found.path, found.distribution) == ("1.2.0", tmp_path / "opacus/opacus",
+                                                               tmp_path / "opacus")
 
 
 def test_a_folder_without_the_package_is_not_a_bundled_library(tmp_path, write_tree):

@@ -56,6 +56,17 @@ def test_the_shuffle_buffer_is_evidence_not_the_dataset_size(tmp_path: Path, pip
     assert buffers and "= 1000 examples" in buffers[0].note
 
 
+@pytest.mark.parametrize(("drop", "dropped"), [("True", 1), ("False", 0)])
+def test_drop_remainder_of_the_batching_is_read(tmp_path: Path, drop: str, dropped: int) -> None:
+    """The ``.batch(B, drop_remainder=...)`` after the shuffle is the loader of the batches: its
+    flag decides floor(N/B) or ceil(N/B) batches per epoch."""
+    code = CODE.replace("{pipeline}", f"data = data.shuffle(BUFFER).batch(BATCH, drop_remainder={drop})")
+    [found] = pipelines_of(tmp_path, {"train.py": code,
+                                      "requirements.txt": "tensorflow-privacy==0.8.12\n"})
+    assert found.params["drop_last"].value == dropped
+    assert found.params["batch_size"].value == 250
+
+
 @pytest.mark.parametrize(("call", "buffer"), [
     ("ds.shuffle(512)", 512),
     ("ds.shuffle(buffer_size=64, seed=1)", 64),
