@@ -16,6 +16,7 @@ from dpcheck.errors import DpcheckError
 from dpcheck.figures import require_matplotlib
 from dpcheck.gate import GateOptions, GateOutcome, gated_scan
 from dpcheck.model import ScanError, ScanResult, Severity
+from dpcheck.parse.cache import kept_in_memory
 from dpcheck.parse.notebook import display_text
 from dpcheck.parse.source import MAX_FILE_BYTES, is_binary
 from dpcheck.progress import progress_display
@@ -130,7 +131,13 @@ def exit_code(result: ScanResult, fail_on: str, strict: bool) -> int:
 
 
 def execute(args: argparse.Namespace) -> int:
-    """Run the scan and write the report; the exit code follows ``--fail-on``."""
+    """Run the scan and write the report; the exit code follows ``--fail-on``. The command's
+    rescans (a fix's re-analysis) reuse its first scan's work even under ``--no-cache``."""
+    with kept_in_memory():
+        return _scan_and_report(args)
+
+
+def _scan_and_report(args: argparse.Namespace) -> int:
     if args.plot_dir is not None:
         require_matplotlib("--plot-dir")  # before the scan, not after minutes of it
     fmt = output_format(args.format, args.output_format, None)

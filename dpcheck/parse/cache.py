@@ -17,6 +17,9 @@ change per-file results:
   inputs and findings: a rescan shows the fixable findings without re-verifying them.
 
 Each store is one JSON file, read at most once and written atomically only when it changed.
+A cache without a directory (``--no-cache``) stores nothing, except within ``kept_in_memory``:
+there the scans of one command (a fix's re-analysis after the scan it checks) share their stores
+in memory, so a rescan re-reads only what an edit changed.
 
 The cache directory may sit in an untrusted checkout, so nothing inside it is reached through a
 symbolic link: the version folder must not be one, stores and marker files are opened without
@@ -30,6 +33,8 @@ import hashlib
 import json
 import os
 import tempfile
+from contextlib import contextmanager
+from contextvars import ContextVar
 from functools import cache
 from pathlib import Path
 from collections.abc import Iterator, MutableMapping
@@ -66,10 +71,12 @@ def code_fingerprint() -> str:
 
 
 class _Store:
-    """One JSON object persisted in one file, loaded on first use."""
+    """One JSON object persisted in one file, loaded on first use; without a file, the entries
+    are dropped unless ``kept`` (the memory of ``kept_in_memory``)."""
 
-    def __init__(self, path: Path | None) -> None:
+    def __init__(self, path: Path | None, kept: bool = False) -> None:
         self._path = path
+        self._kept = kept
         self._entries: dict[str, Any] | None = None if path is not None else {}
         self.dirty = False
 
@@ -88,7 +95,7 @@ class _Store:
         return self.entries.get(key)
 
     def put(self, key: str, value: Any) -> None:
-        if self._path is not None:
+        if self._path is not None or self._kept:
             self.entries[key] = value
             self.dirty = True
 
@@ -130,6 +137,20 @@ class _Newest(MutableMapping[str, Any]):
         return len(self._store.entries)
 
 
+_MEMORY: ContextVar[dict[str, _Store] | None] = ContextVar("dpcheck_cache_memory", default=None)
+
+
+@contextmanager
+def kept_in_memory() -> Iterator[None]:
+    """Within the context, every cache without a directory keeps its entries in one memory
+    shared by the caches made in the context (one per settings namespace and store)."""
+    token = _MEMORY.set({})
+    try:
+        yield
+    finally:
+        _MEMORY.reset(token)
+
+
 class AnalysisCache:
     """The scan cache under ``directory``; a cache without a directory stores nothing."""
 
@@ -141,13 +162,22 @@ class AnalysisCache:
         if directory is not None:
             namespace = hashlib.sha256(f"{code_fingerprint()}|{settings}".encode()).hexdigest()[:16]
             base = directory / f"v{__version__}" / namespace
-        self._files = _Store(None if base is None else base.with_suffix(".files.json"))
-        self._summaries = _Store(None if base is None else base.with_suffix(".summaries.json"))
-        self._projects = _Store(None if base is None else base.with_suffix(".projects.json"))
-        self._bounds = _Store(None if base is None else base.with_suffix(".bounds.json"))
+        memory = _MEMORY.get() if base is None else None
+
+        def store(suffix: str) -> _Store:
+            if base is not None:
+                return _Store(base.with_suffix(suffix))
+            if memory is None:
+                return _Store(None)
+            return memory.setdefault(f"{settings}{suffix}", _Store(None, kept=True))
+
+        self._files = store(".files.json")
+        self._summaries = store(".summaries.json")
+        self._projects = store(".projects.json")
+        self._bounds = store(".bounds.json")
         self.bound_effects: MutableMapping[str, Any] = _Newest(self._bounds, _BOUND_EFFECTS_KEPT)
         """What bounds do to findings, by parameter set (``bounds.attach.effect_key``)."""
-        self._fixes = _Store(None if base is None else base.with_suffix(".fixes.json"))
+        self._fixes = store(".fixes.json")
         self.fix_plans: MutableMapping[str, Any] = _Newest(self._fixes, _FIX_PLANS_KEPT)
         """The fixes of a scan's findings, by the scan's inputs and findings."""
         self.hits = 0

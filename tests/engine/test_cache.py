@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 import dpcheck.parse.cache as cache_module
-from dpcheck.parse.cache import AnalysisCache
+from dpcheck.parse.cache import AnalysisCache, kept_in_memory
 
 
 def test_roundtrip_and_invalidation(tmp_path: Path) -> None:
@@ -46,6 +46,23 @@ def test_disabled_cache_writes_nothing(tmp_path: Path) -> None:
     cache.save()
     assert cache.get("k") is None
     assert list(tmp_path.iterdir()) == []
+
+
+def test_one_command_shares_a_memory_without_a_directory() -> None:
+    """Within ``kept_in_memory`` (one command), caches without a directory see each other's
+    entries, per settings namespace; nothing outlives the command."""
+    with kept_in_memory():
+        first = AnalysisCache(None, "s")
+        first.put("k", {"summary": 1})
+        first.bound_effects["p"] = {"severity": "info"}
+        first.save()
+        second = AnalysisCache(None, "s")
+        assert second.get("k") == {"summary": 1}
+        assert second.bound_effects.get("p") == {"severity": "info"}
+        assert AnalysisCache(None, "other settings").get("k") is None
+    assert AnalysisCache(None, "s").get("k") is None
+    with kept_in_memory():
+        assert AnalysisCache(None, "s").get("k") is None
 
 
 def test_code_fingerprint_changes_with_a_catalog_outside_the_package(
