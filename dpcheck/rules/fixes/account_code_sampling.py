@@ -22,7 +22,6 @@ from collections.abc import Iterator, Sequence
 from fnmatch import fnmatchcase
 
 import libcst as cst
-import libcst.matchers as m
 
 from dpcheck.catalog.apis import Api, load_api_catalog
 from dpcheck.model import ParamValue, Pipeline
@@ -159,13 +158,13 @@ def code_expression(parsed: ParsedFile, param: ParamValue | None, at: cst.CSTNod
     return expression
 
 
-#: ``for _ in range(n)``: a loop counted by one bound.
-COUNTED_LOOP = m.For(iter=m.Call(func=m.Name("range"), args=[m.Arg(keyword=None, star="")]))
-
-
 def _range_bound(loop: cst.For) -> cst.BaseExpression | None:
-    """``n`` of ``for _ in range(n)``."""
-    return loop.iter.args[0].value if m.matches(loop, COUNTED_LOOP) else None  # type: ignore[attr-defined]
+    """``n`` of ``for _ in range(n)``: a loop counted by one bound."""
+    call = loop.iter
+    if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value == "range"
+            and len(call.args) == 1 and call.args[0].keyword is None and not call.args[0].star):
+        return None
+    return call.args[0].value
 
 
 def _names(node: cst.CSTNode) -> Iterator[cst.Name]:

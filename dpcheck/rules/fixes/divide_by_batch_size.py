@@ -24,7 +24,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import libcst as cst
-import libcst.matchers as m
 
 from dpcheck.model import Mechanism, ParamValue, Pipeline, Role
 from dpcheck.rules.fixes.fix import FixDefinition, FixSite, NoFix, Outcome, Proposal
@@ -42,11 +41,15 @@ HYPER_PARAMETER = frozenset({"literal", "constant", "argparse-default", "config"
                              "function-default"})
 #: Calls whose last positional argument divides (``noisy.div_(n)``, ``torch.div(a, n)``).
 DIVIDE_CALLS = frozenset({"div", "div_", "true_divide", "divide"})
-#: ``a / b`` and ``a // b``; ``x /= b`` and ``x //= b``; a ``div``-like call.
-DIVISION = m.BinaryOperation(operator=m.Divide() | m.FloorDivide())
-IN_PLACE_DIVISION = m.AugAssign(operator=m.DivideAssign() | m.FloorDivideAssign())
-DIVIDE_CALL = m.Call(func=m.Attribute(attr=m.OneOf(*map(m.Name, DIVIDE_CALLS)))
-                     | m.OneOf(*map(m.Name, DIVIDE_CALLS)))
+
+
+def _divide_call(node: cst.CSTNode) -> bool:
+    """A ``div``-like call, as a method (``noisy.div_(n)``) or a plain name."""
+    if not isinstance(node, cst.Call):
+        return False
+    func = node.func
+    name = func.attr if isinstance(func, cst.Attribute) else func
+    return isinstance(name, cst.Name) and name.value in DIVIDE_CALLS
 
 
 Files = Callable[[str], ParsedFile | None]
@@ -154,7 +157,8 @@ def _numerator(q: ParamValue, parsed_of: Files) -> Public | None:
     statement = parsed.statement_on(q.span.line) if parsed is not None else None
     if parsed is None or statement is None:
         return None
-    ratios = [n for n in _walk(statement) if m.matches(n, m.BinaryOperation(operator=m.Divide()))]
+    ratios = [n for n in _walk(statement)
+              if isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.Divide)]
     if len(ratios) != 1 or dotted(ratios[0].left) is None:
         return None
     name = head(ratios[0].left)
@@ -180,15 +184,16 @@ def _divisors(statement: cst.CSTNode) -> list[cst.BaseExpression]:
     ``div``-like call; number literals left out (a constant already)."""
     found: list[cst.BaseExpression] = []
     for node in _walk(statement):
-        if m.matches(node, DIVISION):
-            found.append(node.right)  # type: ignore[attr-defined]
-        elif m.matches(node, IN_PLACE_DIVISION):
-            found.append(node.value)  # type: ignore[attr-defined]
-        elif m.matches(node, DIVIDE_CALL):
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Divide, cst.FloorDivide)):
+            found.append(node.right)
+        elif isinstance(node, cst.AugAssign) \
+                and isinstance(node.operator, (cst.DivideAssign, cst.FloorDivideAssign)):
+            found.append(node.value)
+        elif _divide_call(node):
             plain = [a for a in node.args if a.keyword is None and not a.star]  # type: ignore[attr-defined]
             if plain:
                 found.append(plain[-1].value)
-    return [d for d in found if not m.matches(d, m.Integer() | m.Float())]
+    return [d for d in found if not isinstance(d, (cst.Integer, cst.Float))]
 
 
 def _walk(node: cst.CSTNode) -> list[cst.CSTNode]:
