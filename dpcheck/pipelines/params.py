@@ -32,7 +32,7 @@ from dpcheck.pipelines.opacus_usage import OpacusUsage
 from dpcheck.pipelines.sampling import Sampling, loader_dataset
 from dpcheck.pipelines.scope import Ctx
 from dpcheck.pipelines.tf_privacy import KEYWORDS as TF_KEYWORDS
-from dpcheck.pipelines.values import Evaluator
+from dpcheck.pipelines.values import Evaluator, Value
 from dpcheck.sites.ir import IR, callee_name, tail_name, walk
 
 #: Noise draws whose positional arguments are (key, shape) or (shape, mean, std), not (mean, std).
@@ -200,8 +200,7 @@ class ParamCollector:
         if threshold in factors and len(factors) == 2:
             return self._resolve("sigma", factors[1 - factors.index(threshold)], ctx)
         if clip.value in numbers and len(numbers) == 2:
-            other = values[1 - numbers.index(clip.value)]
-            return other.param("sigma") if other else None
+            return _other_than_clip(values, clip).param("sigma")  # type: ignore[arg-type]
         return ParamValue("sigma", math.prod(numbers) / clip.value, "derived",
                           Span(ctx.path, ctx.line), "noise std / clip")
 
@@ -322,6 +321,18 @@ def _drops_last(params: Mapping[str, ParamValue]) -> bool:
 
 def _known(*params: ParamValue | None) -> bool:
     return all(p is not None and p.value is not None and p.value != 0 for p in params)
+
+
+def _other_than_clip(factors: list[Value], clip: ParamValue) -> Value:
+    """Of a two-factor noise std one of whose factors equals the clip threshold, the other one:
+    the clip factor is told by where it was written (the clip's own place), by its value only
+    when neither or both were written there (``SIGMA * CLIP`` with ``SIGMA == CLIP == 1.0``
+    keeps SIGMA's place)."""
+    at_clip = [i for i, v in enumerate(factors)
+               if clip.span is not None and (v.path, v.line) == (clip.span.path, clip.span.line)]
+    if len(at_clip) == 1:
+        return factors[1 - at_clip[0]]
+    return factors[1 - [v.value for v in factors].index(clip.value)]
 
 
 def _derived(name: str, value: float, span: Span) -> ParamValue:

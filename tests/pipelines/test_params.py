@@ -164,3 +164,44 @@ def test_fixed_batches_with_drop_last_count_floor_n_over_b(
     assert (params["drop_last"].value, params["drop_last"].span.line) == (drop_last == "True", 1)
     assert params["q"].value == pytest.approx(1 / rounds, rel=1e-12)
     assert params["steps"].value == 7 * rounds
+
+
+HANDWRITTEN_NOISE = '''
+import torch
+from opacus.accountants import RDPAccountant
+
+CLIP = {clip}
+SIGMA = {sigma}
+
+
+def clip_rows(grads, bound):
+    return grads / torch.clamp(grads.norm(dim=1, keepdim=True) / bound, min=1.0)
+
+
+def train(data):
+    accountant = RDPAccountant()
+    for _ in range(100):
+        mask = torch.rand(len(data)) < 0.01
+        grads = data[mask]
+        clipped = clip_rows(grads, CLIP)
+        noisy = clipped.sum(0) + torch.normal(0.0, {std}, size=(3,))
+        accountant.step(noise_multiplier=SIGMA, sample_rate=0.01)
+
+
+if __name__ == "__main__":
+    train(torch.zeros(1000, 3))
+'''
+
+
+@pytest.mark.parametrize("std", ["SIGMA * CLIP", "CLIP * SIGMA"])
+@pytest.mark.parametrize(("sigma", "clip"), [(1.0, 1.0), (2.0, 1.0), (1.0, 2.0)])
+def test_sigma_of_a_product_noise_std_is_the_factor_that_is_not_the_clip(
+        tmp_path: Path, std: str, sigma: float, clip: float) -> None:
+    """std = SIGMA * CLIP with the clip applied by a helper (so its threshold is the helper's
+    parameter, not the name CLIP): sigma is SIGMA, at SIGMA's line, even when both are equal
+    numbers."""
+    source = HANDWRITTEN_NOISE.format(std=std, sigma=sigma, clip=clip)
+    [pipeline] = pipelines_of(tmp_path, {"train.py": source})
+    found = pipeline.params["sigma"]
+    sigma_line = (tmp_path / "train.py").read_text().splitlines().index(f"SIGMA = {sigma}") + 1
+    assert (found.value, found.span.line) == (sigma, sigma_line)
