@@ -47,7 +47,7 @@ from dpcheck.pipelines.opacus_usage import (
 )
 from dpcheck.pipelines.params import ParamCollector
 from dpcheck.pipelines.questions import PIPELINE_BUDGET
-from dpcheck.pipelines.sampling import SamplingAnalyzer
+from dpcheck.pipelines.sampling.analyzer import SamplingAnalyzer
 from dpcheck.pipelines.scope import Ctx, PipelineScope
 from dpcheck.pipelines.tf_privacy import find_optimizer
 from dpcheck.pipelines.tf_privacy import normalization as tf_normalization

@@ -16,7 +16,7 @@ A loader whose one batch per epoch is the whole dataset (``batch_size=N``) keeps
 from __future__ import annotations
 
 from dpcheck.model import Accountant, Evidence
-from dpcheck.pipelines.sampling import NO_SAMPLING, Sampling
+from dpcheck.pipelines.sampling.decision import NO_SAMPLING, Sampling
 
 
 def full_batch(sampling: Sampling, accountant: Accountant) -> Sampling | None:

@@ -13,18 +13,16 @@ the generator call's own arguments, so each caller gets the width it passes.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
-
 from dpcheck.model import Span
 from dpcheck.pipelines.calls import argument
 from dpcheck.pipelines.index import ProjectIndex
 from dpcheck.pipelines.scope import Ctx
-from dpcheck.sites.ir import IR, callee_name
+from dpcheck.sites.nodes import BinOp, Call, Const, Name, Node, Opaque, Seq, Slice, Subscript
+from dpcheck.sites.views import Statement
 
 #: The IR kinds of a ``yield`` expression statement (``yield from`` delegates: undecided).
 YIELD = "yield"
 YIELD_FROM = "yieldfrom"
-_NONE: IR = ["c", None]
 
 
 @dataclass(frozen=True)
@@ -36,23 +34,24 @@ class Yielded:
     kind: str
     span: Span
     note: str
-    width: tuple[Ctx, IR] | None = None
+    width: tuple[Ctx, Node] | None = None
 
 
-def yield_statements(index: ProjectIndex, function: Ctx) -> list[tuple[Ctx, dict[str, Any]]]:
+def yield_statements(index: ProjectIndex, function: Ctx) -> list[tuple[Ctx, Statement]]:
     """The ``yield`` expression statements of ``function`` that may run; empty when it is not a
     generator."""
     return [(where, stmt) for where, stmt in index.statements([function])
-            if stmt["k"] == "expr" and stmt["e"][0] == "?" and stmt["e"][1] in (YIELD, YIELD_FROM)]
+            if stmt.kind == "expr" and isinstance(stmt.expr, Opaque)
+            and stmt.expr.kind in (YIELD, YIELD_FROM)]
 
 
-def yielded_batches(index: ProjectIndex, function: Ctx, call: IR, call_ctx: Ctx) -> Yielded | None:
+def yielded_batches(index: ProjectIndex, function: Ctx, call: Call, call_ctx: Ctx) -> Yielded | None:
     """What the generator ``function``, called by ``call`` at ``call_ctx``, yields; None when
     ``function`` does not ``yield``. Every ``yield`` must agree."""
     found = yield_statements(index, function)
     if not found:
         return None
-    name = callee_name(call) or "the generator"
+    name = call.name or "the generator"
     kinds = [_one_yield(index, function, where, stmt, call, call_ctx) for where, stmt in found]
     first = kinds[0]
     if any(k.kind != first.kind or _width(k) != _width(first) for k in kinds):
@@ -60,80 +59,91 @@ def yielded_batches(index: ProjectIndex, function: Ctx, call: IR, call_ctx: Ctx)
     return first
 
 
-def _width(yielded: Yielded) -> IR | None:
-    return yielded.width[1] if yielded.width is not None else None
+def _width(yielded: Yielded) -> Node | None:
+    if yielded.width is None:
+        return None
+    _, width = yielded.width
+    return width
 
 
-def _one_yield(index: ProjectIndex, function: Ctx, where: Ctx, stmt: dict[str, Any],
-               call: IR, call_ctx: Ctx) -> Yielded:
-    span = Span(where.path, stmt["line"], stmt["col"])
-    name = callee_name(call) or "the generator"
-    value = stmt["e"][2] if stmt["e"][1] == YIELD else None
-    if value is None or value == _NONE:
+def _one_yield(index: ProjectIndex, function: Ctx, where: Ctx, stmt: Statement,
+               call: Call, call_ctx: Ctx) -> Yielded:
+    span = Span(where.path, stmt.line, stmt.column)
+    name = call.name or "the generator"
+    expr = stmt.expr
+    parts = expr.parts if isinstance(expr, Opaque) and expr.kind == YIELD else []
+    value = parts[0] if parts else None
+    if value is None or isinstance(value, Const) and value.value is None:
         return Yielded("unknown", span, f"{name}() delegates with yield from or yields nothing")
-    items = value[1] if value[0] == "t" else [value]
-    if not items or any(item[0] != "i" for item in items):
+    items = value.items if isinstance(value, Seq) else [value]
+    if not items or any(not isinstance(item, Subscript) for item in items):
         return Yielded("unknown", span, f"{name}() yields something other than indexed data")
     header = _enclosing_range(index, where, stmt)
-    widths = [_fixed_width(index, item[2], where, header) for item in items]
+    widths = [_fixed_width(index, item.index, where, header) for item in items]
     width = widths[0]
     if width is not None and all(w == width for w in widths):
         return Yielded("slices", span, f"{name}() yields fixed-size slices "
                        f"[i:i + B] of its range(start, n, B) loop", _at_call(
                            index, function, width, call, call_ctx))
-    if all(item[2][0] != "slice" for item in items):
+    if all(not isinstance(item.index, Slice) for item in items):
         return Yielded("indexed", span, f"{name}() yields items selected by an index or mask")
     return Yielded("unknown", span, f"{name}() yields slices that are not of one fixed width")
 
 
-def _enclosing_range(index: ProjectIndex, where: Ctx, stmt: dict[str, Any]
-                     ) -> tuple[str, IR] | None:
+def _enclosing_range(index: ProjectIndex, where: Ctx, stmt: Statement
+                     ) -> tuple[str, Node] | None:
     """(loop variable, step B) of the ``for i in range(start, n, B)`` directly enclosing
     ``stmt``, else None."""
     scope = index.scope(where)
-    if scope is None or stmt["loop"] < 0:
+    if scope is None or stmt.loop < 0:
         return None
-    header = scope["stmts"][stmt["loop"]]
-    iterable = header["e"]
-    if header["k"] == "for" and isinstance(header["t"], str) and iterable[0] == "call" \
-            and callee_name(iterable) == "range" and len(iterable[2]) == 3:
-        return header["t"], iterable[2][2]
+    header = scope.statements[stmt.loop]
+    iterable = header.expr
+    if header.kind == "for" and isinstance(header.target, str) and isinstance(iterable, Call) \
+            and iterable.name == "range" and len(iterable.args) == 3:
+        _, _, step = iterable.args
+        return header.target, step
     return None
 
 
-def _fixed_width(index: ProjectIndex, key: IR, where: Ctx, header: tuple[str, IR] | None,
-                 depth: int = 0) -> IR | None:
+def _fixed_width(index: ProjectIndex, key: Node, where: Ctx, header: tuple[str, Node] | None,
+                 depth: int = 0) -> Node | None:
     """The width B when ``key`` is the slice ``[i:i + B]`` (or ``[i:B + i]``) of the enclosing
     ``range(start, n, B)`` loop variable ``i``, or a name bound in the generator to such a
     slice of an index array (``idx = perm[i:i + B]``); else None."""
     if header is None or depth > 4:
         return None
     variable, step = header
-    if key[0] == "r":
-        binding = index.attribute(key[1], where)
+    if isinstance(key, Name):
+        binding = index.attribute(key.dotted, where)
         assigned = binding.assigned() if binding is not None else None
-        if assigned is None or assigned[0][0] != "i" or assigned[1].scope != where.scope:
+        if assigned is None:
             return None
-        return _fixed_width(index, assigned[0][2], where, header, depth + 1)
-    if key[0] != "slice" or len(key) != 4 or key[3] != _NONE or key[1] != ["r", variable]:
+        value, read_at = assigned
+        if not isinstance(value, Subscript) or read_at.scope != where.scope:
+            return None
+        return _fixed_width(index, value.index, where, header, depth + 1)
+    loop_variable = Name(["r", variable])
+    if not isinstance(key, Slice) or not key.bounded or key.step != Const(["c", None]) \
+            or key.lower != loop_variable:
         return None
-    upper = key[2]
-    ends = ([upper[2], upper[3]], [upper[3], upper[2]]) if upper[0] == "b" and upper[1] == "+" \
-        else ()
-    return step if [["r", variable], step] in ends else None
+    upper = key.upper
+    ends = ([upper.left, upper.right], [upper.right, upper.left]) \
+        if isinstance(upper, BinOp) and upper.op == "+" else ()
+    return step if [loop_variable, step] in ends else None
 
 
-def _at_call(index: ProjectIndex, function: Ctx, width: IR, call: IR, call_ctx: Ctx
-             ) -> tuple[Ctx, IR]:
+def _at_call(index: ProjectIndex, function: Ctx, width: Node, call: Call, call_ctx: Ctx
+             ) -> tuple[Ctx, Node]:
     """Where to read the width: a generator parameter is read as the argument ``call`` passes
     for it (or the parameter's default); anything else in the generator itself."""
     scope = index.scope(function)
-    params = scope["params"] if scope else []
-    if width[0] == "r" and width[1] in (names := [p for p, _ in params]):
-        passed = argument(call, names, width[1])
+    params = scope.params if scope else []
+    if isinstance(width, Name) and width.dotted in (names := [p.name for p in params]):
+        passed = argument(call, names, width.dotted)
         if passed is not None:
             return call_ctx, passed
-        default = params[names.index(width[1])][1]
+        default = params[names.index(width.dotted)].default
         if default is not None:
-            return Ctx(function.path, function.scope, scope["line"] if scope else 1), default
+            return Ctx(function.path, function.scope, scope.line if scope else 1), default
     return Ctx(function.path, function.scope), width

@@ -29,7 +29,7 @@ from dpcheck.pipelines.dim import model_size
 from dpcheck.pipelines.handwritten import HandwrittenUpdate, mentions_norm
 from dpcheck.pipelines.index import ProjectIndex
 from dpcheck.pipelines.opacus_usage import OpacusUsage
-from dpcheck.pipelines.sampling import Sampling, loader_dataset
+from dpcheck.pipelines.sampling.decision import Sampling, loader_dataset
 from dpcheck.pipelines.scope import Ctx
 from dpcheck.pipelines.tf_privacy import KEYWORDS as TF_KEYWORDS
 from dpcheck.pipelines.values import Evaluator, Value

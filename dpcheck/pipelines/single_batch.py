@@ -50,9 +50,12 @@ def whole_batch(index: ProjectIndex, call: Node, ctx: Ctx) -> WholeBatch | None:
     if measured is None:
         return None
     indices = index_set(index, dataset, ctx)
-    same_scope = indices is not None and (indices[1].path, indices[1].scope) == (ctx.path, ctx.scope)
-    if measured == dataset or (same_scope and indices is not None and measured == indices[0]):
+    if measured == dataset:
         return WholeBatch(dataset, indices)
+    if indices is not None:
+        index_values, read_at = indices
+        if (read_at.path, read_at.scope) == (ctx.path, ctx.scope) and measured == index_values:
+            return WholeBatch(dataset, indices)
     return None
 
 
@@ -69,8 +72,9 @@ def _measured(index: ProjectIndex, size: Node, ctx: Ctx, depth: int = 0) -> Node
         return Name(["r", size.value.dotted.rpartition(".")[0]])
     if isinstance(size, Name) and depth < _MAX_DEPTH:
         bound = _assigned(index, size, ctx)
-        if bound is not None and bound[1].scope == ctx.scope:
-            return _measured(index, bound[0], bound[1], depth + 1)
+        if bound is not None:
+            value, where = bound
+            return _measured(index, value, where, depth + 1) if where.scope == ctx.scope else None
     return None
 
 
@@ -116,4 +120,7 @@ def _assigned(index: ProjectIndex, name: Name, ctx: Ctx) -> tuple[Node, Ctx] | N
     """What a name (or attribute) is plainly assigned, and where to read it."""
     binding = index.attribute(name.dotted, ctx)
     found = binding.assigned() if binding is not None else None
-    return (node(found[0]), found[1]) if found is not None else None
+    if found is None:
+        return None
+    value, where = found
+    return node(value), where

@@ -9,7 +9,8 @@ from pathlib import Path
 from dpcheck.pipelines.hf_trainer import inherited_loader, sampler_method
 from dpcheck.pipelines.index import ProjectIndex
 from dpcheck.pipelines.returned import returned_item
-from dpcheck.pipelines.sampling import SHUFFLE_SAMPLERS, SamplingAnalyzer
+from dpcheck.pipelines.sampling.analyzer import SamplingAnalyzer
+from dpcheck.pipelines.sampling.loaders import SHUFFLE_SAMPLERS
 from dpcheck.pipelines.scope import Ctx
 from dpcheck.sites.ir import walk
 from tests.pipelines.builder import make_project

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from dpcheck.pipelines.sampling import shuffle_buffer
+from dpcheck.pipelines.sampling.tf_inputs import shuffle_buffer
 from dpcheck.sites import summarize_source
 from dpcheck.sites.ir import walk
 from tests.pipelines.builder import pipelines_of

@@ -1,0 +1,117 @@
+"""How a pipeline forms its batches, decided from its training loops (``SamplingAnalyzer``).
+
+The loader the training loop iterates decides (``loaders``). The loop that takes optimizer
+steps wins over statistics or pre-computation passes over other loaders (``loops``). A loop
+over ``range`` that draws ``next(it)`` from ``it = iter(loader)`` reads that loader; other
+loops over ``range`` use the index sampling found in the same scopes (``index_draws``).
+Training fed by TF without a Python loop is read from where its batches are made
+(``tf_inputs``). Decisions of different coarse kinds leave the sampling unknown.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import replace
+
+from dpcheck.pipelines.divisor import DivisorClassifier
+from dpcheck.pipelines.guards import Guards
+from dpcheck.pipelines.index import ProjectIndex
+from dpcheck.pipelines.provenance import Origin
+from dpcheck.pipelines.sampling.decision import EVAL_NAME, NO_SAMPLING, Sampling, agreed
+from dpcheck.pipelines.sampling.index_draws import IndexDraws
+from dpcheck.pipelines.sampling.loaders import LoaderReader
+from dpcheck.pipelines.sampling.loops import drawn, loader_passes, takes_steps
+from dpcheck.pipelines.sampling.sampler_calls import SamplerCalls
+from dpcheck.pipelines.scope import Ctx
+from dpcheck.sites.nodes import Call, Name
+from dpcheck.sites.views import Statement
+
+#: Calls whose first argument is the loader the loop iterates (with an index, a progress bar,
+#: other sequences alongside).
+_LOOP_WRAPPERS = ("enumerate", "tqdm", "zip")
+#: How many callers up a scope is followed to decide that it runs once.
+_MAX_CALLERS = 8
+
+
+class SamplingAnalyzer:
+    """Classifies the sampling of the training loops found in a set of scopes."""
+
+    def __init__(self, index: ProjectIndex, poisson_default: bool | None,
+                 assumed: Guards | None = None) -> None:
+        self.index = index
+        self.origins = DivisorClassifier(index)
+        self.poisson_default = poisson_default
+        #: The conditions the pipeline's DP code runs under (``dpcheck.pipelines.guards``):
+        #: a helper's arm chosen by the same flag is read with them holding.
+        self.assumed = assumed or {}
+        self.draws = IndexDraws(SamplerCalls(index))
+
+    def analyze(self, scopes: Iterable[Ctx]) -> Sampling:
+        scopes = list(scopes)
+        reached = frozenset((c.path, c.scope) for c in scopes)
+        loaders = LoaderReader(self.draws, self.poisson_default, self.assumed, reached)
+        training: list[Sampling] = []
+        decisions: list[Sampling] = []
+        index_sampling: list[Sampling] = []
+        for ctx in scopes:
+            scope = self.index.scope(ctx)
+            stmts = scope.statements if scope else []
+            for position, stmt in enumerate(stmts):
+                if not self.index.runs(ctx, stmt):
+                    continue
+                where = Ctx(ctx.path, ctx.scope, stmt.line)
+                if stmt.kind == "for":
+                    steps = takes_steps(stmts, position)
+                    next_of = drawn(stmts, position, ctx)
+                    found = self._loop(loaders, stmt, where, steps) if next_of is None \
+                        else loaders.loader(*next_of)
+                    if found is not None and found.per_pass is not None:
+                        found = replace(found, steps=loader_passes(ctx, stmts, position,
+                                                                   found.per_pass)
+                                        if next_of is None
+                                        and self._runs_once(ctx, scopes[0], reached)
+                                        else None)
+                    if found is not None:
+                        (training if steps else decisions).append(found)
+                index_sampling.extend(self.draws.in_statement(stmt, where))
+        for group in (training or decisions, index_sampling):
+            kinds = {d.kind for d in group}
+            if len(kinds) == 1:
+                return agreed(group)
+            if len(kinds) > 1:
+                return Sampling("unknown", [e for d in group for e in d.evidence],
+                                note="the training loops sample in different ways")
+        return Sampling(note=NO_SAMPLING)
+
+    def _runs_once(self, ctx: Ctx, entry: Ctx, reached: frozenset[tuple[str, str]],
+                   depth: int = 0) -> bool:
+        """Whether the scope ``ctx`` runs once per run of ``entry``: it is the entry, or its one
+        caller in the pipeline calls it outside any loop and runs once itself."""
+        if (ctx.path, ctx.scope) == (entry.path, entry.scope):
+            return True
+        sites = [w for w, _ in self.index.call_sites(Ctx(ctx.path, ctx.scope))
+                 if (w.path, w.scope) in reached]
+        scope = self.index.scope(sites[0]) if len(sites) == 1 and depth < _MAX_CALLERS else None
+        return scope is not None and any(
+            stmt.line == sites[0].line and stmt.loop_depth == 0 for stmt in scope.statements) \
+            and self._runs_once(sites[0], entry, reached, depth + 1)
+
+    def _loop(self, loaders: LoaderReader, stmt: Statement, ctx: Ctx,
+              trains: bool = False) -> Sampling | None:
+        """The sampling of a loop's iterable when it is a loader (None when it is not one). A
+        training loop over a name saying it is a loader that dpcheck cannot follow, or over a
+        batch source found but not decided (an ``unknown`` with sampler evidence: a project
+        generator), is kept as ``unknown``: another loop's loader must not stand in for it."""
+        iterable = stmt.expr
+        while isinstance(iterable, Call) and iterable.name in _LOOP_WRAPPERS and iterable.args:
+            iterable = iterable.args[0]
+        if isinstance(iterable, Name) and EVAL_NAME.search(iterable.dotted):
+            return None
+        if self.origins.origin(iterable, ctx) == Origin.LOADER:
+            return loaders.loader(iterable, ctx)
+        if not isinstance(iterable, (Name, Call)):
+            return None
+        found = loaders.loader(iterable, ctx)  # a loader a project helper builds and returns
+        named = isinstance(iterable, Name) and "loader" in iterable.dotted.lower()
+        return found if found.kind != "unknown" or (trains and (named or found.evidence)) \
+            else None
