@@ -182,12 +182,24 @@ class AccountantFinder:
             return None
         call = AccountantCall.of(name, assumes, ctx, node, api.read(node), api.role)
         if api.role == "step":
-            loop = self.index.loop_count(ctx, stmt) if stmt.loop >= 0 \
+            loop = self._steps_per_accountant(ctx, stmt, node) if stmt.loop >= 0 \
                 else self._caller_loop(Ctx(ctx.path, ctx.scope))
             if loop is not None:
                 call.args["steps"] = loop
                 call.sources["steps"] = call.span
         return call
+
+    def _steps_per_accountant(self, ctx: Ctx, stmt: Statement, node: Call) -> tuple[Ctx, IR] | None:
+        """How often a per-step call runs for one accountant: the count of the loops around it
+        (epochs x steps per epoch), leaving out the loops that also hold the accountant's
+        construction (a sweep that builds one accountant per trial)."""
+        scope = self.index.scope(ctx)
+        if scope is None:
+            return None
+        owner = (node.name or "").rpartition(".")[0]
+        made = next((s for s in scope.statements
+                     if s.kind == "assign" and s.target == owner and s.line < stmt.line), None)
+        return self.index.iterations(ctx, stmt, made)
 
     def _caller_loop(self, helper: Ctx) -> tuple[Ctx, IR] | None:
         """The steps of a per-step call made once by a helper outside any loop of its own

@@ -15,7 +15,7 @@ views share every cache; answers that depend on the scope are keyed by it.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Callable
@@ -143,10 +143,40 @@ class ProjectIndex(NamesMixin, OptionsMixin, CallsMixin, ClassesMixin, CopiesMix
     def loop_count(self, ctx: Ctx, stmt: Statement) -> tuple[Ctx, IR] | None:
         """The iteration count of the ``for ... in range(n)`` (or ``range(start, stop)``:
         ``stop - start``) directly enclosing ``stmt``."""
+        return self.header_count(ctx, stmt.loop)
+
+    def iterations(self, ctx: Ctx, stmt: Statement,
+                   within: Statement | None = None) -> tuple[Ctx, IR] | None:
+        """How many times ``stmt`` runs each time the loops around ``within`` (a statement of
+        the same scope; None: the scope) run once: the product of the counts of the loops around
+        ``stmt`` that do not also hold ``within``, read at the innermost one; None when one of
+        them is not a counted ``range`` loop or there is none."""
         scope = self.scope(ctx)
-        if scope is None or stmt.loop < 0:
+        if scope is None:
             return None
-        header = scope.statements[stmt.loop]
+        held = set(_enclosing(scope.statements, within.loop)) if within is not None else set()
+        counts = []
+        for loop in _enclosing(scope.statements, stmt.loop):
+            if loop in held:
+                break
+            count = self.header_count(ctx, loop)
+            if count is None:
+                return None
+            counts.append(count)
+        if not counts:
+            return None
+        where, product = counts[0]
+        for _, outer in counts[1:]:
+            product = BinOp(["b", "*", outer, product])
+        return where, product
+
+    def header_count(self, ctx: Ctx, loop: int) -> tuple[Ctx, IR] | None:
+        """The iteration count of the loop whose header is statement ``loop`` of ``ctx``'s scope,
+        when it is a ``range`` loop; None otherwise (no loop: ``loop`` < 0)."""
+        scope = self.scope(ctx)
+        if scope is None or loop < 0:
+            return None
+        header = scope.statements[loop]
         iterable = header.expr
         if not isinstance(iterable, Call) or callee_name(iterable) != "range" or iterable.kwargs:
             return None
@@ -156,3 +186,11 @@ class ProjectIndex(NamesMixin, OptionsMixin, CallsMixin, ClassesMixin, CopiesMix
         if len(iterable.args) == 2:
             return where, BinOp(["b", "-", iterable.args[1], iterable.args[0]])
         return None
+
+
+def _enclosing(statements: Sequence[Statement], loop: int) -> Iterator[int]:
+    """The loop headers around a statement whose innermost loop header is ``loop``, innermost
+    first."""
+    while loop >= 0:
+        yield loop
+        loop = statements[loop].loop

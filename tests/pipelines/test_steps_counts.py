@@ -154,3 +154,49 @@ def test_loop_counter_before_a_budget_loop_is_not_one(tmp_path: Path) -> None:
     assert pipeline.accountant.name == "opacus-rdp"
     assert given is not None and given.value is None, given
     assert "steps" not in pipeline.params or pipeline.params["steps"].value != 1
+
+
+NESTED_LOOPS = '''
+import torch
+from opacus.accountants import RDPAccountant
+
+N = 20000
+EPOCHS = 7
+LOT = 400
+
+
+def train(data):
+    q = LOT / N
+    {outer_accountant}
+    for {outer} in range(3):
+        {inner_accountant}
+        for epoch in range(EPOCHS):
+            for _ in range(int(1 / q)):
+                mask = torch.rand(N) < q
+                grads = data[mask]
+                clipped = grads / torch.clamp(grads.norm(dim=1, keepdim=True), min=1.0)
+                noisy = clipped.sum(0) + torch.normal(0.0, 1.1, size=(3,))
+                accountant.step(noise_multiplier=1.1, sample_rate=q)
+
+
+if __name__ == "__main__":
+    train(torch.zeros(N, 3))
+'''
+
+
+@pytest.mark.parametrize(("made_inside", "runs"), [(False, 3 * 7 * 50), (True, 7 * 50)])
+def test_a_per_step_accountant_counts_every_loop_around_it_that_it_outlives(
+        tmp_path: Path, made_inside: bool, runs: int) -> None:
+    """``accountant.step()`` under epochs x steps-per-epoch loops is called their product of
+    times; a loop that also holds the accountant's construction (one accountant per trial) does
+    not multiply it. The code's own step count (the draws of the Bernoulli mask) is the product
+    of every loop around the draw (for a sweep that counts all trials together: a known
+    limit, the draws are not tied to the accountant they are accounted by)."""
+    made = "accountant = RDPAccountant()"
+    source = NESTED_LOOPS.format(outer="trial" if made_inside else "rerun",
+                                 outer_accountant="" if made_inside else made,
+                                 inner_accountant=made if made_inside else "")
+    [pipeline] = pipelines_of(tmp_path, {"train.py": source})
+    assert pipeline.accountant.steps is not None
+    assert pipeline.accountant.steps.value == runs
+    assert pipeline.params["steps"].value == 3 * 7 * 50

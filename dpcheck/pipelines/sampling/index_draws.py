@@ -46,8 +46,7 @@ class IndexDraws:
     def in_statement(self, stmt: Statement, ctx: Ctx) -> list[Sampling]:
         """The sampling sites of one statement, each a decision."""
         found: list[Sampling] = []
-        # The enclosing range() counts all steps only when no outer loop (epochs) repeats it.
-        steps = self.index.loop_count(ctx, stmt) if stmt.loop_depth == 1 else None
+        steps = self.index.iterations(ctx, stmt)
         subscripts = [item for item in walk(stmt.expr) if isinstance(item, Subscript)]
         subscripted = {id(item.value): item.index for item in subscripts}
         indexing = {id(item.index) for item in subscripts}
