@@ -30,6 +30,7 @@ from typing import Any
 
 from dpcheck.model import Evidence, Span
 from dpcheck.pipelines.binding import Binding
+from dpcheck.pipelines.calls import argument
 from dpcheck.pipelines.divisor import Dep, DivisorClassifier
 from dpcheck.pipelines.dp_libraries import Privatizer
 from dpcheck.pipelines.index import ProjectIndex
@@ -38,6 +39,7 @@ from dpcheck.pipelines.scope import Ctx
 from dpcheck.pipelines.steps import (
     BOUND_CALLS,
     CLIP_CALLS,
+    MAX_HELPER_DEPTH,
     NOISE_TAILS,
     StepFinder,
     conditional_clip,
@@ -73,6 +75,7 @@ GRAD_CALLS = frozenset({"backward", "grad", "value_and_grad", "gradient"})
 ARITH_CALLS = frozenset({
     "sum", "add", "add_", "sub", "sub_", "mul", "mul_", "div", "div_", "true_divide", "stack",
     "cat", "concatenate", "mean", "clone", "detach", "reshape", "view", "to", "copy_", "float",
+    "view_as", "reshape_as",
     "enumerate",
     "normal", "randn", "randn_like", "normal_", "standard_normal", "stateless_normal",
     "random_normal", "tensor", "zeros_like",
@@ -122,6 +125,9 @@ class HandwrittenUpdate:
     #: a framework's gradient attribute, a clip, a per-example gradient, a backward hook's
     #: parameter), not merely a value whose name says so: the DP marker of ``markers``.
     gradient_noise: list[Evidence] = field(default_factory=list)
+    #: The project functions followed with noisy-gradient parameters (``HandwrittenAnalyzer.
+    #: _follow``), and whether the noise reaches an update or a return in them.
+    followed: dict[tuple[Ctx, frozenset[str]], bool] = field(default_factory=dict)
 
     @property
     def is_dp_sgd(self) -> bool:
@@ -249,12 +255,17 @@ class HandwrittenAnalyzer:
             elif isinstance(divisor, Node):
                 self._add(where, divisor, span, privatizer.what, result)
 
-    def _scope(self, ctx: Ctx, scope: Scope, result: HandwrittenUpdate) -> None:
+    def _scope(self, ctx: Ctx, scope: Scope, result: HandwrittenUpdate,
+               seeds: frozenset[str] = frozenset(), depth: int = 0) -> bool:
+        """Analyse one scope into ``result``. ``seeds`` are parameters a caller hands a noisy
+        gradient (``_follow``); the answer is whether the noise reaches an update or a return
+        of the scope."""
         stmts = scope.statements
-        noisy: set[str] = set()
+        noisy: set[str] = set(seeds)
         clipped: set[str] = set()
-        gradients: set[str] = self.steps.hook_gradients(ctx)
+        gradients: set[str] = self.steps.hook_gradients(ctx) | seeds
         computed = set(gradients)  # gradients by how they were computed, not by their names
+        carried = False
         parameters: set[str] = set()
         normed: set[str] = set()
         pending: list[tuple[Ctx, IR, IR, Evidence]] = []
@@ -300,6 +311,7 @@ class HandwrittenAnalyzer:
             flows = self._arith_flow(expr, refs)
             if stmt["k"] == "aug":
                 flows |= targets
+            flows |= self._handed(ctx, stmt, calls, noisy & gradients, result, depth)
             for node in walk(expr):
                 if node[0] == "comp":
                     bound = set(node[2])
@@ -328,8 +340,10 @@ class HandwrittenAnalyzer:
                 pending.extend((where, node, expr, Evidence(
                     "noise", self._span(ctx, stmt, node), stmt.get("src", "noise draw")))
                     for node in noise_here)
+                carried = carried or stmt.kind == "return"
                 if not grad_like:
                     continue
+                carried = True
                 on_gradients = _touches(refs | targets, computed | clipped) or any(
                     "noise" in privatizer.provides for _, privatizer in privatizers)
                 for place, node, statement, evidence in pending:
@@ -341,9 +355,57 @@ class HandwrittenAnalyzer:
                 result.updates.append(Evidence("update", self._span(ctx, stmt),
                                                stmt.get("src", "noisy update")))
                 self._divisors(where, stmt, noisy, clipped, result)
-                self._opaque(where, stmt, noisy, result)
             elif _touches(refs, clipped):
                 self._mean_divisor(where, stmt, clipped, result)
+        return carried
+
+    def _handed(self, ctx: Ctx, stmt: Statement, calls: list[IR], noisy: set[str],
+                result: HandwrittenUpdate, depth: int) -> set[str]:
+        """The noisy gradients ``stmt`` hands to project functions that update with them or
+        return them. Each such function is followed (``_follow``) with the parameters the
+        noisy arguments bind, so a division inside it is judged where it happens, its
+        parameters read through the callers' arguments (the provenance analysis); the names
+        returned then flow on as through arithmetic, and the statement is an update whose own
+        divisions (``step(noisy / mask.sum())``) count. A function past the helper depth, or
+        one where the noise is not seen applied or returned, makes the update undecided (when
+        nothing else divides it), never an undivided sum."""
+        flowing: set[str] = set()
+        if not noisy:
+            return flowing
+        where = Ctx(ctx.path, ctx.scope, stmt.line)
+        for call in calls:
+            if not isinstance(call, Call) or tail_name(call.name) in ARITH_CALLS \
+                    or self._draws_noise(call, where):
+                continue
+            target = self._function(call.name, where)
+            scope = self.index.scope(target) if target is not None else None
+            if target is None or scope is None:
+                continue
+            names = [param.name for param in scope.params]
+            passed = {name: self._arith_flow(arg, set()) for name in names
+                      if (arg := argument(call, names, name)) is not None}
+            seeds = frozenset(name for name, flow in passed.items() if _touches(flow, noisy))
+            if not seeds:
+                continue
+            if depth < MAX_HELPER_DEPTH and self._follow(target, scope, seeds, result, depth + 1):
+                flowing |= set().union(*passed.values())
+            else:
+                result.opaque.append(Evidence(
+                    "update", self._span(ctx, stmt, call),
+                    f"the noisy sum is passed to {call.name}(), where dpcheck does not see it "
+                    "applied or returned"))
+        return flowing
+
+    def _follow(self, target: Ctx, scope: Scope, seeds: frozenset[str],
+                result: HandwrittenUpdate, depth: int) -> bool:
+        """Analyse the project function ``target`` with its parameters ``seeds`` holding a
+        noisy gradient (once per function and parameters in one analysis; a cycle of calls
+        adds nothing): whether the noise reaches an update or a return there."""
+        key = (target, seeds)
+        if key not in result.followed:
+            result.followed[key] = False
+            result.followed[key] = self._scope(target, scope, result, seeds, depth)
+        return result.followed[key]
 
     def hand_over(self, update: HandwrittenUpdate) -> list[Evidence]:
         """Where the pipeline's own calls hand the noise scale to the code that draws the noise
@@ -526,21 +588,6 @@ class HandwrittenAnalyzer:
         if floor and dep.n:
             dep = Dep(n=True, floor=True)
         result.divisors.append(Divisor(dep, span, text))
-
-    def _opaque(self, ctx: Ctx, stmt: dict[str, Any], noisy: set[str],
-                result: HandwrittenUpdate) -> None:
-        for node in walk(stmt["e"]):
-            if node[0] != "call":
-                continue
-            name = callee_name(node) or ""
-            if tail_name(name) in ARITH_CALLS or self._draws_noise(node, ctx) or not any(
-                _touches(self._arith_flow(a, set()), noisy) for a in node[2]
-            ):
-                continue
-            if self.index.function(name, ctx) is not None:
-                result.opaque.append(Evidence(
-                    "update", self._span(ctx, stmt, node),
-                    f"the noisy sum is passed to {name}(), which dpcheck does not follow"))
 
 
 def _computes_gradient(calls: list[IR], names: set[str]) -> bool:
