@@ -87,3 +87,37 @@ def publish(total):
     torch.save(total, "update.pt")
 '''
     assert _mechanism(tmp_path, "publish(noisy)", extra) == "unknown"
+
+
+@pytest.mark.parametrize("count", [
+    "keep.sum()", "torch.sum(keep)", "keep.sum(dim=0)", "keep.sum(0)", "keep.sum().item()",
+    "torch.count_nonzero(keep)", "keep.float().sum()", "sum(keep)",
+])
+def test_the_count_of_a_sampling_mask_in_the_argument_of_the_update_is_realized(
+        tmp_path: Path, count: str) -> None:
+    extra = '''
+
+class Plain:
+    def __init__(self, w):
+        self.w = w
+
+    def step(self, direction):
+        self.w -= 0.1 * direction
+'''
+    update = f"opt = Plain(w)\n        opt.step(noisy / {count})"
+    assert _mechanism(tmp_path, update, extra) == "ASGM"
+
+
+def test_a_mask_drawn_by_a_project_function_is_counted_as_the_batch(tmp_path: Path) -> None:
+    extra = '''
+
+def select(n, rate):
+    return torch.rand(n) < rate
+'''
+    update = "picked = select(len(images), RATE)\n        w -= 0.1 * (noisy / picked.sum())"
+    assert _mechanism(tmp_path, update, extra) == "ASGM"
+
+
+@pytest.mark.parametrize("count", ["keep.sum(1)", "xb.sum()"])
+def test_a_sum_that_is_not_the_count_of_a_mask_stays_unknown(tmp_path: Path, count: str) -> None:
+    assert _mechanism(tmp_path, f"w -= 0.1 * (noisy / {count})") == "unknown"
