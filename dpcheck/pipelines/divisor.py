@@ -128,11 +128,14 @@ class DivisorClassifier:
             return self._size_of(receiver, ctx, ".size(0)")
         if method == "numel" and not args and receiver is not None:
             return self._size_of(receiver, ctx, ".numel()")
-        if method in ("sum", "count_nonzero") and not args and receiver is not None:
-            if self.provenance.is_mask(receiver, ctx) \
-                    or self.provenance.is_sample_index(receiver, ctx):
+        counted = self._counted(call, ctx)
+        if counted is not None:
+            if self.provenance.is_mask(counted, ctx) \
+                    or self.provenance.is_sample_index(counted, ctx):
                 return Dep(b=True)
-            return _unknown(f".{method}() of a value that is not a sampling mask")
+            return _unknown(f"{name}() of a value that is not a sampling mask")
+        if method == "item" and not args and receiver is not None:
+            return self.classify(receiver, ctx)
         if args and self._casts(call, ctx):
             inner = self.classify(args[0], ctx)
             return replace(inner, floor=inner.n) if _integer_cast(call) else inner
@@ -150,6 +153,23 @@ class DivisorClassifier:
                 return _unknown(f"{name}() of an expected batch size is neither N*q nor floor(N*q)")
             return inner
         return _unknown(f"call to {name or 'an expression'}() is not followed")
+
+    def _counted(self, call: Call, ctx: Ctx) -> Node | None:
+        """The mask whose kept entries a counting call counts (``mask.sum()``,
+        ``torch.sum(mask)``, ``np.count_nonzero(mask, axis=0)``: over the whole mask or its
+        first axis, the one a per-example mask has), else None. A library function or builtin
+        takes the mask as its first argument, a method is called on it."""
+        if not calls_in("counts", call, ctx, self.index):
+            return None
+        name = call.name or ""
+        function = "." not in name or self.index.library_name(name, ctx) is not None
+        operands = list(call.args) if function else [call.receiver, *call.args]
+        axes = [value for key, value in call.kwargs.items() if key in ("dim", "axis")]
+        if len(call.kwargs) != len(axes) or len(operands) + len(axes) > 2:
+            return None
+        if any(axis != ["n", 0] for axis in [*operands[1:], *axes]):
+            return None
+        return operands[0] if operands else None
 
     def _casts(self, call: Call, ctx: Ctx) -> bool:
         """A library conversion of a number (``tf.cast(n, tf.float32)``, ``torch.tensor(n)``)."""

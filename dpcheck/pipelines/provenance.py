@@ -346,7 +346,20 @@ class Provenance:
             return True
         receiver = expr.receiver
         keeps = expr.method in vocabulary()["keeps_examples"].methods
-        return receiver is not None and keeps and self.is_mask(receiver, ctx)
+        if receiver is not None and keeps and self.is_mask(receiver, ctx):
+            return True
+        return self._returns_mask(expr, ctx)
+
+    def _returns_mask(self, call: Call, ctx: Ctx) -> bool:
+        """Whether ``call`` calls a project function every return of which is a sampling mask
+        (a helper drawing the mask): decided by where the value comes from, not by names."""
+        target = self.index.function(call.name or "", ctx)
+        if target is None or target.scope.endswith(".__init__"):
+            return False
+        key = ("returned-mask", target.path, target.scope, self.index.reach)
+        returns = self.index.returns(target)
+        return self.index.questions.ask(key, lambda: bool(returns) and all(
+            self.is_mask(value, where) for value, where in returns), False)
 
     def _lists_mask(self, call: Call, ctx: Ctx) -> bool:
         """Whether ``call`` lists the indices of a sampling mask (``mask.nonzero()``,

@@ -21,8 +21,8 @@ from dpcheck.sites.nodes import Call
 from dpcheck.toml import tomllib
 
 GROUPS = ("keeps_examples", "data_attributes", "loader_attributes", "datasets", "loaders",
-          "mask_indices", "floors", "tensor_factories", "sampling_draws", "bernoulli_draws",
-          "uniform_draws")
+          "mask_indices", "counts", "floors", "tensor_factories", "sampling_draws",
+          "bernoulli_draws", "uniform_draws")
 _KEYS = {"summary": str, "methods": list, "names": list, "builtins": list, "functions": dict}
 
 

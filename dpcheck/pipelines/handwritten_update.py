@@ -1,0 +1,58 @@
+"""What a hand-written update does to gradients: the record the hand-written update analysis
+(``dpcheck.pipelines.handwritten``) fills, scope by scope, and the pipeline builder reads."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from dpcheck.model import Evidence, Span
+from dpcheck.pipelines.divisor import Dep
+from dpcheck.pipelines.scope import Ctx
+from dpcheck.sites.ir import IR
+
+
+@dataclass(frozen=True)
+class Divisor:
+    """A division applied to the noisy (or clipped) sum, with its data dependence."""
+
+    dep: Dep
+    span: Span
+    text: str
+
+
+@dataclass
+class HandwrittenUpdate:
+    """What a set of scopes does to gradients; ``is_dp_sgd`` when it is a DP-SGD update."""
+
+    noise: list[Evidence] = field(default_factory=list)
+    clip: list[Evidence] = field(default_factory=list)
+    per_sample: list[Evidence] = field(default_factory=list)
+    divisors: list[Divisor] = field(default_factory=list)
+    updates: list[Evidence] = field(default_factory=list)
+    opaque: list[Evidence] = field(default_factory=list)
+    inverted: list[Evidence] = field(default_factory=list)
+    noise_calls: list[tuple[Ctx, IR, IR]] = field(default_factory=list)
+    clip_calls: list[tuple[Ctx, IR]] = field(default_factory=list)
+    per_sample_names: set[str] = field(default_factory=set)
+    #: Where per-example gradients are computed, whether or not a clip reaches them.
+    per_sample_seen: list[Evidence] = field(default_factory=list)
+    #: The noise draws whose noise reaches a value computed as a gradient (by a gradient call,
+    #: a framework's gradient attribute, a clip, a per-example gradient, a backward hook's
+    #: parameter), not merely a value whose name says so: the DP marker of ``markers``.
+    gradient_noise: list[Evidence] = field(default_factory=list)
+    #: The project functions followed with noisy-gradient parameters (``HandwrittenAnalyzer.
+    #: _follow``), and whether the noise reaches an update or a return in them.
+    followed: dict[tuple[Ctx, frozenset[str]], bool] = field(default_factory=dict)
+
+    @property
+    def is_dp_sgd(self) -> bool:
+        return bool(self.noise and self.clip and self.per_sample and self.updates)
+
+
+def evidence_span(ctx: Ctx, stmt: dict[str, Any], node: IR | None = None) -> Span:
+    """Where evidence is: the call ``node`` when given, else the whole statement."""
+    if node is not None and node[0] == "call":
+        line, col, end_line, end_col = node[4]
+        return Span(ctx.path, line, col, end_line, end_col)
+    return Span(ctx.path, stmt["line"], stmt["col"], stmt["end"][0], stmt["end"][1])

@@ -1,0 +1,179 @@
+"""Per-example gradients in a hand-written update, and where clipping reaches them.
+
+Per-example gradients are recognised however they are computed: ``vmap``/``jacrev`` (JAX,
+torch.func), BackPACK's ``BatchGrad``/``BatchL2Grad`` attributes, TF's ``vectorized_map``/
+``pfor`` or a tape's ``jacobian``, row-wise norms, a project function computing them, a library
+privatizer, and gradient calls inside a loop over the examples of a batch (by where the loop's
+items come from, ``Origin.EXAMPLE``, or a ``range`` over the realized batch size). The evidence
+counts only where a clip reaches them. A clip factor bounded the wrong way round
+(``min(norm/C, 1)``) is kept as evidence too: it does not bound the per-example sensitivity.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from dpcheck.model import Evidence
+from dpcheck.pipelines.divisor import DivisorClassifier
+from dpcheck.pipelines.dp_libraries import Privatizer
+from dpcheck.pipelines.handwritten_update import HandwrittenUpdate, evidence_span
+from dpcheck.pipelines.index import ProjectIndex
+from dpcheck.pipelines.provenance import Origin
+from dpcheck.pipelines.scope import Ctx
+from dpcheck.pipelines.steps import (
+    BOUND_CALLS,
+    StepFinder,
+    is_clip_call,
+    mentions_norm,
+    scope_clips,
+)
+from dpcheck.pipelines.taint import assigned_names, touches
+from dpcheck.sites.ir import IR, callee_name, tail_name, walk
+from dpcheck.sites.nodes import Call
+from dpcheck.sites.views import Statement
+
+#: Bounds from above (``min(x, 1)``) and from below (``max(x, 1)``), for the clip-factor check.
+UPPER_BOUNDS = frozenset({"min", "minimum", "clamp_max"})
+LOWER_BOUNDS = frozenset({"max", "maximum", "clamp_min"})
+#: Attributes the frameworks keep gradients in (torch ``.grad``, Opacus ``.grad_sample``,
+#: BackPACK ``.grad_batch``).
+GRADIENT_ATTRIBUTES = frozenset({"grad", "grad_sample", "grad_batch"})
+#: Per-sample gradients: ``vmap``/``jacrev`` (JAX, torch.func), BackPACK's ``BatchGrad``, TF's
+#: ``vectorized_map``/``pfor`` over examples and ``GradientTape.jacobian`` of a loss vector.
+PER_SAMPLE_CALLS = frozenset({"vmap", "jacrev", "BatchGrad", "per_sample_grads",
+                              "compute_per_sample_gradients", "vectorized_map", "pfor",
+                              "jacobian", "batch_jacobian"})
+#: Attributes holding per-sample gradients or norms: Opacus ``grad_sample``, BackPACK
+#: ``grad_batch`` (``BatchGrad``) and ``batch_l2`` (``BatchL2Grad``), ``per_sample_*`` names.
+PER_SAMPLE_NAMES = ("grad_sample", "per_sample", "grad_batch", "batch_l2")
+GRAD_CALLS = frozenset({"backward", "grad", "value_and_grad", "gradient"})
+
+
+def clip_factor_inverted(node: IR) -> bool:
+    """A per-example clip factor bounded the wrong way round: ``min(norm/C, 1)``
+    (``clamp_max``, ``clamp(max=1)``) or ``max(C/norm, 1)``. The right factors are
+    ``min(C/norm, 1)`` to multiply by and ``max(norm/C, 1)`` to divide by; the inverted ones
+    scale a large gradient *up* (or leave it unbounded), so C bounds nothing."""
+    tail = tail_name(callee_name(node))
+    keyword = {"max", "min"} & set(node[3]) if tail in BOUND_CALLS else set()
+    upper = tail in UPPER_BOUNDS or keyword == {"max"}
+    lower = tail in LOWER_BOUNDS or keyword == {"min"}
+    for ratio in walk(node):
+        if ratio[0] != "b" or ratio[1] != "/":
+            continue
+        norm_above, norm_below = mentions_norm(ratio[2]), mentions_norm(ratio[3])
+        if norm_above != norm_below:
+            return (upper and norm_above) or (lower and norm_below)
+    return False
+
+
+def computes_gradient(calls: list[IR], names: set[str]) -> bool:
+    """A gradient computed here: a gradient or per-example gradient call, or a framework's
+    gradient attribute read or written (``p.grad``, ``p.grad_sample``)."""
+    return any(tail_name(callee_name(n)) in GRAD_CALLS | PER_SAMPLE_CALLS for n in calls) \
+        or any(set(name.split(".")[1:]) & GRADIENT_ATTRIBUTES for name in names)
+
+
+def _row_norm(node: IR) -> bool:
+    return "norm" in tail_name(callee_name(node)) and any(k in node[3] for k in ("dim", "axis"))
+
+
+class PerSampleFinder:
+    """Records per-example gradients reached by clipping; ``function`` is the analysis'
+    memoised lookup of the project function a callee names."""
+
+    def __init__(self, index: ProjectIndex, divisors: DivisorClassifier, steps: StepFinder,
+                 function: Callable[[str | None, Ctx], Ctx | None]) -> None:
+        self.index = index
+        self.divisors = divisors
+        self.steps = steps
+        self.function = function
+        self._clipping: dict[Ctx, bool] = {}
+        self._per_sample_functions: dict[Ctx, bool] = {}
+
+    def example_loop(self, ctx: Ctx, stmts: list[dict[str, Any]], loop: int) -> bool:
+        """Whether the loop at ``loop`` (or one around it) runs over the examples of a batch."""
+        while loop >= 0:
+            header = stmts[loop]
+            iterable = header["e"]
+            where = Ctx(ctx.path, ctx.scope, header["line"])
+            name = callee_name(iterable) if iterable[0] == "call" else None
+            if name == "range" and iterable[2]:
+                dep = self.divisors.classify(iterable[2][-1], where)
+                if dep.kind == "realized":
+                    return True
+            else:
+                targets = list(assigned_names(header["t"]))
+                if targets:
+                    binding = self.index.bind(targets[-1], Ctx(ctx.path, ctx.scope,
+                                                               header["line"] + 1))
+                    if binding is not None and self.divisors.origin(
+                        ["r", targets[-1]], Ctx(ctx.path, ctx.scope, header["line"] + 1)
+                    ) == Origin.EXAMPLE:
+                        return True
+            if self.steps.element_loop(ctx, stmts, loop):
+                return True
+            loop = header["loop"]
+        return False
+
+    def clips(self, callee: str | None, ctx: Ctx) -> bool:
+        """Whether ``callee`` is a project function that clips (its result is clipped)."""
+        target = self.function(callee, ctx)
+        if target is None:
+            return False
+        if target not in self._clipping:
+            scope = self.index.scope(target)
+            self._clipping[target] = scope is not None and scope_clips(scope)
+        return self._clipping[target]
+
+    def record(self, ctx: Ctx, stmts: list[Statement], stmt: Statement,
+               calls: list[IR], refs: set[str], targets: set[str],
+               result: HandwrittenUpdate, clips: list[IR], clip_stmt: bool,
+               privatizers: list[tuple[Call, Privatizer]]) -> None:
+        """Per-sample gradients: ``vmap``/``grad_sample`` values, row-wise norms, a privatizer
+        that computes them and gradient calls inside a loop over examples seed a taint; the
+        evidence is recorded where a clip reaches them, so per-sample machinery that clipping
+        never touches does not count (``per_sample_seen`` keeps where it was computed). A clip
+        that changes its target in place (``clip_stmt``) reaches the target's taint."""
+        tainted = result.per_sample_names
+        where = Ctx(ctx.path, ctx.scope, stmt.line)
+        by_privatizer = any("per-sample" in p.provides for _, p in privatizers)
+        seeded = by_privatizer or any(word in r for r in refs for word in PER_SAMPLE_NAMES) \
+            or any(tail_name(callee_name(n)) in PER_SAMPLE_CALLS or _row_norm(n)
+                   or self._per_sample_function(callee_name(n), where) for n in calls)
+        in_examples = stmt.loop >= 0 and (clip_stmt or any(
+            tail_name(callee_name(n)) in GRAD_CALLS or is_clip_call(n)
+            or self.clips(callee_name(n), where) for n in calls
+        )) and self.example_loop(ctx, stmts, stmt.loop)
+        reached = touches(refs | targets if clip_stmt else refs, tainted)
+        if (seeded or in_examples) and not reached:
+            result.per_sample_seen.append(Evidence("per-sample-grad", evidence_span(ctx, stmt), (
+                "per-example gradients computed in a loop over the examples of a batch"
+                if in_examples else "per-example gradients")))
+        if seeded or in_examples or reached:
+            tainted |= targets
+        clips_here = bool(clips) or clip_stmt or any(self.clips(r, where) for r in refs) \
+            or any("clip" in p.provides for _, p in privatizers)
+        if clips_here and (seeded or in_examples or reached):
+            note = "clipping inside a loop over the examples of a batch" if in_examples else (
+                "clipping of per-sample gradients")
+            result.per_sample.append(Evidence(
+                "per-sample-grad", evidence_span(ctx, stmt, clips[0] if clips else None), note))
+
+    def _per_sample_function(self, callee: str | None, ctx: Ctx) -> bool:
+        """Whether ``callee`` is a project function computing per-sample gradients (``vmap``,
+        or gradients taken inside a loop over examples)."""
+        target = self.function(callee, ctx)
+        if target is None:
+            return False
+        if target not in self._per_sample_functions:
+            self._per_sample_functions[target] = False
+            scope = self.index.scope(target)
+            stmts = scope["stmts"] if scope else []
+            self._per_sample_functions[target] = any(
+                tail_name(callee_name(n)) in PER_SAMPLE_CALLS
+                or (tail_name(callee_name(n)) in GRAD_CALLS and stmt["loop"] >= 0
+                    and self.example_loop(target, stmts, stmt["loop"]))
+                for stmt in stmts for n in walk(stmt["e"]) if n[0] == "call")
+        return self._per_sample_functions[target]

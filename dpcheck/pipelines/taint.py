@@ -1,0 +1,94 @@
+"""How a value reaches another in a hand-written update: the names an expression is computed
+from through arithmetic only, and the names a statement binds.
+
+The hand-written update analysis (``dpcheck.pipelines.handwritten``) follows noise, clipped and
+per-example gradients forward through local variables ("taint"). A value flows on through
+arithmetic and tensor-arithmetic calls (``ARITH_CALLS``), never through other calls, so noise
+added to the *input* and pushed through ``model(x)`` never reaches the update.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from dpcheck.pipelines.steps import is_noise_draw
+from dpcheck.sites.ir import IR, callee_name, tail_name, walk
+
+ARITH_CALLS = frozenset({
+    "sum", "add", "add_", "sub", "sub_", "mul", "mul_", "div", "div_", "true_divide", "stack",
+    "cat", "concatenate", "mean", "clone", "detach", "reshape", "view", "to", "copy_", "float",
+    "view_as", "reshape_as",
+    "enumerate",
+    "normal", "randn", "randn_like", "normal_", "standard_normal", "stateless_normal",
+    "random_normal", "tensor", "zeros_like",
+    "flatten", "squeeze", "unsqueeze", "tree_map", "asarray", "array", "multiply", "divide",
+    "einsum", "matmul", "dot", "tensordot", "where", "pow", "sqrt", "zip", "items", "values",
+    "reduce_sum", "reduce_mean", "add_n", "cast", "convert_to_tensor", "identity",
+    # Optimizer steps that take the update itself (TF ``apply_gradients(zip(grads, vars))``,
+    # optax ``apply_updates``): a noisy gradient handed to them is applied.
+    "apply_gradients", "apply_updates",
+})
+#: Methods that change their receiver (``acc.add_(g)``, ``norms.append(p.batch_l2)``).
+INPLACE = frozenset({"add_", "sub_", "mul_", "div_", "copy_", "append"})
+
+
+def read_names(ir: IR) -> Iterator[str]:
+    """Every name read in ``ir``."""
+    for node in walk(ir):
+        if node[0] == "r":
+            yield node[1]
+
+
+def assigned_names(target: Any) -> Iterator[str]:
+    """The names a summary statement target binds (``x``, ``a.b``, ``x[]`` as ``x``, the
+    names of an unpacking list)."""
+    if isinstance(target, str):
+        yield target.removesuffix("[]")
+    elif isinstance(target, list):
+        for item in target:
+            yield from assigned_names(item)
+
+
+def touches(names: Iterable[str], tainted: set[str]) -> bool:
+    """Whether one of ``names`` is tainted, or an attribute of a tainted name."""
+    return any(n in tainted or any(n.startswith(t + ".") for t in tainted) for n in names)
+
+
+def arith_flow(expr: IR) -> set[str]:
+    """Names whose value flows into ``expr`` through arithmetic only (not ``model(x)``)."""
+    flowing: set[str] = set()
+    stack = [expr]
+    while stack:
+        node = stack.pop()
+        tag = node[0]
+        if tag == "r":
+            flowing.add(node[1])
+        elif tag == "call":
+            name = callee_name(node) or ""
+            if tail_name(name) not in ARITH_CALLS:
+                continue
+            if node[1][0] == "r" and "." in name:
+                flowing.add(name.rsplit(".", 1)[0])
+            elif node[1][0] == "a":
+                stack.append(node[1][1])
+            stack.extend(node[2])
+            stack.extend(node[3].values())
+        elif tag in ("b", "cmp"):
+            stack.extend((node[2], node[3]))
+        elif tag == "u":
+            stack.append(node[2])
+        elif tag == "i":
+            stack.append(node[1])
+        elif tag == "t":
+            stack.extend(node[1])
+        elif tag == "comp":
+            stack.append(node[1])
+            stack.extend(node[3])
+    return flowing
+
+
+def noise_marker(ir: IR) -> set[str]:
+    """``{"<noise>"}`` when ``ir`` draws Gaussian noise itself, else the empty set: a stand-in
+    name that taints what the draw flows into."""
+    return {"<noise>"} if any(n[0] == "call" and is_noise_draw(n) for n in walk(ir)) else set()
