@@ -395,7 +395,8 @@ def run(settings: Settings, progress: ProgressCallback | None = None) -> ScanRes
     if changed and cacheable:
         cache.put_project(inputs.key, entry)
     cache.save()
-    result.cache_key = inputs.key if cache_dir is not None and cacheable else None
+    linked_key = LinkInputs.from_json(entry["inputs"]).linked_key
+    result.cache_key = linked_key if cache_dir is not None and cacheable else None
     result.suppressed = outcome.suppressed
     result.suppression_issues = [
         i

@@ -72,6 +72,17 @@ class LinkInputs:
             digest.update(f"py:{self.files[rel]}\n".encode("utf-8", "surrogatepass"))
         return digest.hexdigest()
 
+    @property
+    def linked_key(self) -> str:
+        """A digest of what linking depended on: the context and the content keys of the
+        candidates and of the files linking read. Projects that differ only in files outside
+        these link the same way, so what is derived from linking alone (the fixes a re-linking
+        verified) is cached under this key and survives an edit of an unread file."""
+        digest = hashlib.sha256(f"context:{self.context}\n".encode())
+        for rel in sorted((self.read | self.candidates) & self.files.keys()):
+            digest.update(f"{rel}:{self.files[rel]}\n".encode("utf-8", "surrogatepass"))
+        return digest.hexdigest()
+
     def changed_unread(self, current: LinkInputs) -> frozenset[str] | None:
         """The files that differ from ``current`` when a result linked from these inputs holds
         for ``current`` too (the same context and paths, and every changed file unread by

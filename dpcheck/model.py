@@ -481,8 +481,9 @@ class ScanResult:
     can place its spans in cells. ``warnings`` are problems of the run itself that are no
     finding and no scan error: nothing was scanned, a ``per-file-ignores`` code names no rule.
     They never change the exit code (``--strict`` turns the configuration ones into errors
-    before the scan). ``cache_key`` digests every input of the findings when the scan's cache
-    is on (None otherwise): later stages cache what they derive from the findings under it.
+    before the scan). ``cache_key`` digests every input of the linking (the files it read, not
+    the files it did not) when the scan's cache is on (None otherwise): later stages cache what
+    they derive from the findings and the linking under it, with the findings.
     """
 
     pipelines: list[Pipeline] = field(default_factory=list)

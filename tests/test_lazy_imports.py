@@ -55,6 +55,28 @@ def test_a_scan_the_cache_answers_imports_no_heavy_library(tmp_path: Path) -> No
     assert _loaded("scan", "-q", ".", cwd=project) == []
 
 
+def test_an_edit_of_a_file_linking_never_read_keeps_the_fix_marks(tmp_path: Path) -> None:
+    """An edit of a utility module (no DP marker, imported by nothing) leaves the linking and
+    the fix marks as they were: the rescan loads neither libcst nor the numeric engine and
+    reports the same fix mark. An edit of the training script verifies the marks again
+    (libcst)."""
+    project = tmp_path / "project"
+    shutil.copytree(FIXTURES / "torch_loop_asgm_len_batch", project,
+                    ignore=shutil.ignore_patterns("expected.json"))
+    util = project / "util.py"
+    util.write_text("def mean(xs):\n    return sum(xs) / len(xs)\n", encoding="utf-8")
+    loaded, out = _run("scan", "--format", "json", ".", cwd=project)
+    assert "libcst" in loaded
+    [cold] = [f for f in json.loads(out)["findings"] if f["rule"] == "DP101"]
+    util.write_text(util.read_text(encoding="utf-8") + "# edited\n", encoding="utf-8")
+    loaded, out = _run("scan", "--format", "json", ".", cwd=project)
+    [warm] = [f for f in json.loads(out)["findings"] if f["rule"] == "DP101"]
+    assert loaded == [] and (warm.get("fix"), warm.get("fix_reason")) == (cold.get("fix"), cold.get("fix_reason"))
+    script = project / "dpsgd.py"
+    script.write_text(script.read_text(encoding="utf-8") + "# edited\n", encoding="utf-8")
+    assert "libcst" in _loaded("scan", "-q", ".", cwd=project)
+
+
 def test_the_bound_command_loads_the_numeric_engine() -> None:
     assert {"numpy", "scipy"} <= set(_loaded("bound", "sgm", "--sigma", "1", "--q", "0.01",
                                              "--steps", "100"))

@@ -5,8 +5,9 @@ lets both apply the fixes that change how training behaves.
 Without these options a scan still marks its fixable findings (``[*]``, the JSON ``fix``
 object, SARIF ``fixes``): every fix shown is one that re-analysis confirmed
 (``dpcheck.fixing``). The fix stage runs only when a reported finding's rule declares fixes;
-otherwise nothing of it is imported. A rescan whose inputs and findings are unchanged takes the
-marks from the scan's cache (``ScanResult.cache_key``) without verifying again.
+otherwise nothing of it is imported. A rescan whose linking inputs and findings are unchanged
+(an edit of a file linking never read changes neither) takes the marks from the scan's cache
+(``ScanResult.cache_key``) without verifying again.
 """
 
 from __future__ import annotations
