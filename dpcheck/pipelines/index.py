@@ -152,7 +152,9 @@ class ProjectIndex(NamesMixin, OptionsMixin, CallsMixin, ClassesMixin, CopiesMix
             return None
         where = Ctx(ctx.path, ctx.scope, header.line)
         if len(iterable.args) == 1:
-            return where, iterable.args[0]
+            [stop] = iterable.args
+            return where, stop
         if len(iterable.args) == 2:
-            return where, BinOp(["b", "-", iterable.args[1], iterable.args[0]])
+            start, stop = iterable.args
+            return where, BinOp(["b", "-", stop, start])
         return None
