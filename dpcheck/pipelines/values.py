@@ -25,6 +25,7 @@ from dpcheck.pipelines.index import ProjectIndex
 from dpcheck.pipelines.questions import frozen
 from dpcheck.pipelines.scope import Ctx
 from dpcheck.pipelines.subsets import subset_size
+from dpcheck.pipelines.vocabulary import vocabulary
 from dpcheck.sites.ir import IR, dict_item, tail_name
 from dpcheck.sites.nodes import (
     Attr,
@@ -58,8 +59,9 @@ _FUNCS = {
     "np.log": math.log, "math.exp": math.exp, "np.floor": math.floor, "np.ceil": math.ceil,
     "min": min, "max": max,
 }
-VIEW_METHODS = frozenset({"to", "cuda", "cpu", "float", "double", "long", "flatten", "view",
-                          "reshape", "astype", "numpy", "squeeze", "unsqueeze", "contiguous"})
+#: Attributes of a dataset object holding one entry per example (their length is the
+#: dataset's). Not the vocabulary's ``data_attributes``: that group also lists containers of the
+#: examples, such as a ``TensorDataset``'s ``tensors`` (a tuple of tensors, not of examples).
 VIEW_ATTRIBUTES = frozenset({"data", "targets", "x", "y", "images", "labels", "features"})
 _OPS = {
     "+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
@@ -395,10 +397,10 @@ class Evaluator:
         if isinstance(expr, BinOp) and not isinstance(expr, Compare):
             return self.dataset_size(expr.left, ctx, depth + 1)
         if isinstance(expr, Call) and isinstance(expr.callee, Attr) \
-                and expr.callee.attr in VIEW_METHODS:
+                and expr.callee.attr in _view_methods():
             return self.dataset_size(expr.callee.base, ctx, depth + 1)
         if isinstance(expr, Call) and isinstance(expr.callee, Name) \
-                and expr.callee.last in VIEW_METHODS:
+                and expr.callee.last in _view_methods():
             return self.dataset_size(Name(["r", expr.callee.base or expr.callee.dotted]), ctx,
                                      depth + 1)
         if isinstance(expr, Call) and expr.args and expr.method in SAME_LENGTH:
@@ -415,7 +417,7 @@ class Evaluator:
         where = replace(binding.ctx, line=binding.line)
         if binding.index:
             return self._element_size(value, binding.index, where, depth + 1)
-        if not isinstance(value, Call) or value.method in VIEW_METHODS:
+        if not isinstance(value, Call) or value.method in _view_methods():
             return self.dataset_size(value, where, depth + 1)
         subset = subset_size(self, value, where, depth)
         if subset is not None:
@@ -465,6 +467,12 @@ class Evaluator:
         numbers = {size.value if size is not None else None for size in sizes}
         first = next(iter(sizes), None)
         return first if len(numbers) == 1 and None not in numbers else None
+
+
+def _view_methods() -> frozenset[str]:
+    """Tensor methods that keep a value's examples (``x.float()``, ``x.view(n, -1)``): the
+    vocabulary's ``keeps_examples`` methods."""
+    return vocabulary()["keeps_examples"].methods
 
 
 def _known_size(call: Call, index: tuple[int, ...] | None, ctx: Ctx) -> Value | None:
