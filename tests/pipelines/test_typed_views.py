@@ -38,7 +38,7 @@ SUMMARY_KEYS = frozenset({
 NOT_YET_PORTED = frozenset({
     "sampling.py", "single_batch.py", "subsets.py", "generators.py",
     "handwritten.py", "divisor.py", "provenance.py",
-    "library.py", "build.py", "accountants.py", "steps.py", "markers.py", "versions.py",
+    "library.py", "build.py", "versions.py",
 })
 
 
