@@ -26,7 +26,7 @@ from dpcheck.pipelines.questions import frozen
 from dpcheck.pipelines.scope import Ctx
 from dpcheck.pipelines.subsets import subset_size
 from dpcheck.pipelines.vocabulary import vocabulary
-from dpcheck.sites.ir import IR, dict_item, tail_name
+from dpcheck.sites.ir import IR, dict_item
 from dpcheck.sites.nodes import (
     Attr,
     BinOp,
