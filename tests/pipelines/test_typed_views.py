@@ -39,7 +39,7 @@ SUMMARY_KEYS = frozenset({
 #: ported).
 NOT_YET_PORTED = frozenset({
     "sampling", "single_batch", "subsets", "generators", "handwritten", "divisor", "provenance",
-    "library", "versions",
+    "versions",
 })
 
 
