@@ -39,7 +39,6 @@ SUMMARY_KEYS = frozenset({
 #: ported).
 NOT_YET_PORTED = frozenset({
     "sampling", "single_batch", "subsets", "generators", "handwritten", "divisor", "provenance",
-    "versions",
 })
 
 
