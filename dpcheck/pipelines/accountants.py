@@ -39,7 +39,7 @@ from dpcheck.pipelines.apis import api_of
 from dpcheck.pipelines.index import ProjectIndex
 from dpcheck.pipelines.opacus_usage import engine_api, engine_of, is_opacus_engine
 from dpcheck.pipelines.scope import Ctx
-from dpcheck.sites.ir import IR, walk
+from dpcheck.sites.ir import IR, tail_name, walk
 from dpcheck.sites.nodes import BinOp, Call, Const, Name, Node, Str
 from dpcheck.sites.views import Statement
 
@@ -111,20 +111,21 @@ class AccountantFinder:
                            for pattern in api.patterns)
         self._attached = {}
         for where, _, node in calls:
-            if isinstance(node, Call) and node.method in attach and len(node.args) == 1 \
-                    and isinstance(node.args[0], Name):
+            attached = node.argument(0) if isinstance(node, Call) and len(node.args) == 1 \
+                else None
+            if isinstance(node, Call) and node.method in attach and isinstance(attached, Name):
                 api = engine_api(self.index, node, where)
                 engine = engine_of(self.index, node, where) \
                     if api is not None and api.role == "attach" else None
                 if engine is not None:
-                    self._attached[f"{node.args[0].dotted}.privacy_engine"] = engine
+                    self._attached[f"{attached.dotted}.privacy_engine"] = engine
         found: list[AccountantCall] = []
         for where, stmt, node in calls:
             call = self._classify(node, where, stmt)
             if call is None:
                 continue
-            if call.args.get("steps", (None, None))[1] in PER_STEP \
-                    and not _scaled_steps(call, stmt.expr):
+            _, steps = call.args.get("steps", (None, None))
+            if steps in PER_STEP and not _scaled_steps(call, stmt.expr):
                 self._caller_scaled_steps(call)
             found.append(call)
         return _merge(found, self.catalog.family, self.catalog.default_assumption)
@@ -141,7 +142,7 @@ class AccountantFinder:
             built = self.index.function(node.name, where)
             if built is None or not built.scope.endswith(".__init__"):
                 continue
-            cls = built.scope.rpartition(".")[0]
+            cls, _, _ = built.scope.rpartition(".")
             summary = self.index.summary(built.path)
             if summary is None or cls not in summary.classes or not self._library_derived(
                     built.path, cls):
@@ -158,7 +159,7 @@ class AccountantFinder:
         shared = self.index.shared
         if shared.hook_classes is None:
             shared.hook_classes = frozenset(
-                cls.rpartition(".")[2] for path in self.index.indexed_paths()
+                tail_name(cls) for path in self.index.indexed_paths()
                 if (summary := self.index.summary(path)) is not None
                 for cls in summary.classes if self._library_derived(path, cls))
         return shared.hook_classes
@@ -196,7 +197,7 @@ class AccountantFinder:
         scope = self.index.scope(ctx)
         if scope is None:
             return None
-        owner = (node.name or "").rpartition(".")[0]
+        owner, _, _ = (node.name or "").rpartition(".")
         made = next((s for s in scope.statements
                      if s.kind == "assign" and s.target == owner and s.line < stmt.line), None)
         return self.index.iterations(ctx, stmt, made)
@@ -213,7 +214,8 @@ class AccountantFinder:
             stmt = next((s for s in scope.statements if s.line == where.line), None) \
                 if scope else None
             count = self.index.loop_count(where, stmt) if stmt is not None else None
-            counts[repr(count[1]) if count else "None"] = count
+            _, counted = count if count is not None else (None, None)
+            counts[repr(counted) if count else "None"] = count
         return next(iter(counts.values())) if len(counts) == 1 else None
 
     def _api(self, node: Call, ctx: Ctx) -> Api | None:
@@ -238,7 +240,7 @@ class AccountantFinder:
             return None
         for owner in (base, base.removesuffix(".accountant")):
             built = self._constructed(owner, ctx) if owner else None
-            if built is not None and is_opacus_engine(self.index, built[0], built[1]):
+            if built is not None and is_opacus_engine(self.index, *built):
                 return self.catalog.match(f"opacus.PrivacyEngine.{name[len(owner) + 1:]}",
                                           ACCOUNTANT_ROLES)
         return None
@@ -275,7 +277,7 @@ class AccountantFinder:
             else:
                 dotted = given.dotted if isinstance(given, Name) else given.name
                 qualified = self.index.library_name(dotted, ctx) if dotted else None
-                key = qualified.rpartition(".")[2].removesuffix("()") if qualified else None
+                key = tail_name(qualified).removesuffix("()") if qualified else None
         return choice.pick(key, given is not None)
 
     def _given(self, given: Node, ctx: Ctx) -> str | None:
@@ -292,7 +294,7 @@ class AccountantFinder:
     def _receiver(self, call: Call, ctx: Ctx) -> tuple[str | None, str | None]:
         """The accountant of the object a method is called on: the catalog entry of the call
         that constructed it (``PrivacyEngine(accountant="gdp")``, ``RDPAccountant()``)."""
-        base = (call.name or "").rpartition(".")[0]
+        base, _, _ = (call.name or "").rpartition(".")
         for owner in (base, base.removesuffix(".accountant")):
             built = self._constructed(owner, ctx) if owner else None
             if built is None:
@@ -327,7 +329,8 @@ class AccountantFinder:
             for where, arg in self.index.arguments(binding):
                 found = self._constructed(arg.dotted, where, depth + 1) \
                     if isinstance(arg, Name) else None
-                built[repr(found[0]) if found else None] = found
+                constructor, _ = found if found is not None else (None, None)
+                built[repr(constructor) if found else None] = found
             return next(iter(built.values())) if len(built) == 1 else None
         if not isinstance(binding.ir, Call) or binding.index:
             return None
@@ -348,7 +351,8 @@ class AccountantFinder:
                              None) if scope else None
             multiplier = _multiplier(statement, node) if statement is not None else None
             found[repr(multiplier)] = (where, multiplier or UNKNOWN_STEPS)
-        call.args["steps"] = found.popitem()[1] if len(found) == 1 else (call.ctx, UNKNOWN_STEPS)
+        _, agreed = found.popitem() if len(found) == 1 else (None, (call.ctx, UNKNOWN_STEPS))
+        call.args["steps"] = agreed
 
 
 def _scaled_steps(call: AccountantCall, statement: IR) -> bool:
@@ -381,7 +385,7 @@ def _merge(calls: list[AccountantCall], family: Callable[[str], str],
         groups.setdefault(family(call.name), []).append(call)
     merged = []
     for group in groups.values():
-        first = group[0]
+        first, *_ = group
         named = min(group, key=lambda c: _NAMING_RANK.get(c.role, 1))
         stated = [c.assumes for c in group if c.assumes is not None]
         assumes = next((a for a in stated if a != POISSON), POISSON if stated else None)

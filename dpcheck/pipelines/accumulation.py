@@ -32,7 +32,9 @@ from dpcheck.model import Evidence, ParamValue, Span
 from dpcheck.pipelines.index import ProjectIndex
 from dpcheck.pipelines.scope import Ctx
 from dpcheck.pipelines.values import Evaluator
-from dpcheck.sites.ir import IR, callee_name, tail_name, walk
+from dpcheck.sites.ir import IR
+from dpcheck.sites.nodes import BinOp, Call, Compare, Const, Name, Node, Num, Opaque, UnaryOp
+from dpcheck.sites.views import Scope, Statement
 
 SKIP_CALLS = {"signal_skip_step": "opacus-skip-step", "virtual_step": "opacus-virtual-step"}
 MEMORY_MANAGER = "BatchMemoryManager"
@@ -45,8 +47,8 @@ class Gate:
     """A modulo test on a batch counter: ``factor`` (k), whether the step runs when the test is
     true, whether an end-of-epoch clause also runs it (``flushes``)."""
 
-    counter: IR
-    factor: IR
+    counter: Node
+    factor: Node
     step_when_true: bool
     flushes: bool = False
 
@@ -77,8 +79,9 @@ class Accumulation:
             note = (f"gradient accumulation ({self.reason}): the logical batch size, q and the "
                     "steps are not derived from the loader")
         else:
+            where, _ = self.factor
             note = (f"gradient accumulation: one noisy step every k loader batches, k read at "
-                    f"line {self.factor[0].line}"
+                    f"line {where.line}"
                     + ("; the last group of an epoch is flushed" if self.flushes else ""))
         return Evidence("accumulation", self.span, note)
 
@@ -120,13 +123,23 @@ def find_accumulation(index: ProjectIndex, scopes: Iterable[Ctx],
     if not found:
         return None
     readable = [f for f in found if f.factor is not None or not f.multiplies]
-    distinct = {(f.idiom, repr(f.factor[1]) if f.factor else None) for f in readable}
+    distinct = {(f.idiom, _factor_text(f.factor)) for f in readable}
+    first, *_ = found
     if len(readable) == len(found) and len(distinct) == 1:
-        return found[0]
+        return first
     unread = next((f for f in found if f not in readable), None)
     reason = unread.reason if unread is not None else (
         "the loop accumulates batches in more than one way")
-    return Accumulation(found[0].idiom, found[0].span, reason=reason)
+    return Accumulation(first.idiom, first.span, reason=reason)
+
+
+def _factor_text(factor: tuple[Ctx, IR] | None) -> str | None:
+    """The expression of k of an accumulation's ``factor``, as text (None without one): two
+    idioms agree when they read the same expression, wherever they read it."""
+    if factor is None:
+        return None
+    _, expr = factor
+    return repr(expr)
 
 
 def logical_batch(accumulation: Accumulation, physical: ParamValue | None,
@@ -169,43 +182,44 @@ def _idioms(index: ProjectIndex, scopes: list[Ctx], noise: NoiseSites
     noisy_functions: dict[Ctx, bool] = {}
     for where, stmt in index.statements(scopes):
         # the summary keeps the source of statements calling the idioms' calls
-        if "src" not in stmt and not (noise and "br" in stmt):
+        if stmt.source is None and not (noise and stmt.arms):
             continue
         ctx = Ctx(where.path, where.scope)
-        scope = index.scope(ctx) or {}
-        calls = [n for n in walk(stmt["e"]) if n[0] == "call"]
-        for node in calls:
-            tail = tail_name(callee_name(node))
-            span = Span(ctx.path, *node[4])
-            if tail == MEMORY_MANAGER and stmt["k"] == "with":
+        scope = index.scope(ctx)
+        if scope is None:
+            continue
+        calls = [n for n in stmt.expr.walk() if isinstance(n, Call)]
+        for call in calls:
+            tail = call.method
+            span = Span(ctx.path, *call.position)
+            if tail == MEMORY_MANAGER and stmt.kind == "with":
                 yield Accumulation(MEMORY_MANAGER, span)
-            elif tail in SKIP_CALLS and "." in (callee_name(node) or ""):
-                found = _skip(ctx, scope, stmt, node, SKIP_CALLS[tail], span)
+            elif tail in SKIP_CALLS and "." in (call.name or ""):
+                found = _skip(ctx, scope, stmt, call, SKIP_CALLS[tail], span)
                 if found is not None:
                     yield found
-        ifs = scope.get("ifs", {})
-        if noise and any(_gate(ifs.get(str(line))) for line, _ in stmt.get("br", ())) \
+        if noise and any(_gate(scope.if_test(line)) for line, _ in stmt.arms) \
                 and _draws_noise(index, where, calls, noise, noisy_functions):
-            found = _gated(ctx, scope, stmt, Span(ctx.path, stmt["line"], stmt["col"]))
+            found = _gated(ctx, scope, stmt, Span(ctx.path, stmt.line, stmt.column))
             if found is not None:
                 yield found
 
 
-def _skip(ctx: Ctx, scope: dict[str, Any], stmt: dict[str, Any], call: IR, idiom: str,
+def _skip(ctx: Ctx, scope: Scope, stmt: Statement, call: Call, idiom: str,
           span: Span) -> Accumulation | None:
     """A skip signal: k from the test of the arm it sits in (or of its ``do_skip=`` test)."""
-    do_skip = call[3].get("do_skip", call[2][0] if call[2] else ["c", True])
-    if do_skip == ["c", False]:
+    do_skip = call.argument(0, "do_skip")
+    if isinstance(do_skip, Const) and do_skip.value is False:
         return None
-    if do_skip != ["c", True]:
+    if do_skip is not None and not (isinstance(do_skip, Const) and do_skip.value is True):
         gate = _gate(do_skip)
         if gate is None or gate.step_when_true:
             return Accumulation(idiom, span, reason="do_skip= is not a modulo test dpcheck reads")
-        return _decided(idiom, span, ctx, gate, scope, stmt, stmt["line"])
+        return _decided(idiom, span, ctx, gate, scope, stmt, stmt.line)
     return _in_arm(idiom, span, ctx, scope, stmt, step_arm=1)
 
 
-def _gated(ctx: Ctx, scope: dict[str, Any], stmt: dict[str, Any], span: Span
+def _gated(ctx: Ctx, scope: Scope, stmt: Statement, span: Span
            ) -> Accumulation | None:
     """A noise draw in the arm of a modulo gate taken on every k-th batch; None when the draw
     sits in no such arm (no accumulation)."""
@@ -213,12 +227,12 @@ def _gated(ctx: Ctx, scope: dict[str, Any], stmt: dict[str, Any], span: Span
     return found if found is not None and found.factor is not None else None
 
 
-def _in_arm(idiom: str, span: Span, ctx: Ctx, scope: dict[str, Any], stmt: dict[str, Any],
+def _in_arm(idiom: str, span: Span, ctx: Ctx, scope: Scope, stmt: Statement,
             step_arm: int) -> Accumulation | None:
     """k from the innermost enclosing ``if`` that is a modulo gate; ``step_arm`` is the arm the
     step runs in relative to the statement (0: the statement's arm, 1: the other arm)."""
-    for line, arm in reversed(stmt.get("br", [])):
-        gate = _gate(scope.get("ifs", {}).get(str(line)))
+    for line, arm in reversed(stmt.arms):
+        gate = _gate(scope.if_test(line))
         if gate is None:
             continue
         if gate.step_when_true != ((arm == 0) == (step_arm == 0)):
@@ -231,8 +245,8 @@ def _in_arm(idiom: str, span: Span, ctx: Ctx, scope: dict[str, Any], stmt: dict[
                         "batch counter")
 
 
-def _decided(idiom: str, span: Span, ctx: Ctx, gate: Gate, scope: dict[str, Any],
-             stmt: dict[str, Any], line: int) -> Accumulation:
+def _decided(idiom: str, span: Span, ctx: Ctx, gate: Gate, scope: Scope,
+             stmt: Statement, line: int) -> Accumulation:
     if not _is_batch_counter(gate.counter, scope, stmt, line):
         return Accumulation(idiom, span, reason=f"the test at line {line} does not count the "
                             "batches of the loop around it")
@@ -240,14 +254,15 @@ def _decided(idiom: str, span: Span, ctx: Ctx, gate: Gate, scope: dict[str, Any]
                         gate.flushes)
 
 
-def _draws_noise(index: ProjectIndex, where: Ctx, calls: list[IR], noise: NoiseSites,
+def _draws_noise(index: ProjectIndex, where: Ctx, calls: list[Call], noise: NoiseSites,
                  memo: dict[Ctx, bool]) -> bool:
     """Whether the statement at ``where`` draws the update's noise: it is a noise site, or one
     of its ``calls`` runs a project function holding one."""
     if (where.path, where.scope, where.line) in noise:
         return True
     for call in calls:
-        target = index.function(callee_name(call) or "", where) if call[1][0] == "r" else None
+        target = index.function(call.name or "", where) if isinstance(call.callee, Name) \
+            else None
         if target is not None and target not in memo:
             memo[target] = any((path, scope) == (target.path, target.scope)
                                for path, scope, _ in noise)
@@ -257,70 +272,72 @@ def _draws_noise(index: ProjectIndex, where: Ctx, calls: list[IR], noise: NoiseS
 
 
 # -- gates ----------------------------------------------------------------------------------
-def _gate(test: IR | None) -> Gate | None:
+def _gate(test: Node | None) -> Gate | None:
     """The modulo gate a test expresses (see the module docstring), else None."""
     if test is None:
         return None
-    if test[0] == "?" and test[1] in ("or", "and") and len(test) > 3:
-        return _joined(test[1], test[2:])
-    if test[0] == "u" and test[1] == "not" and _modulo(test[2]):
-        return Gate(test[2][2], test[2][3], True)
-    if _modulo(test):
-        return Gate(test[2], test[3], False)
-    if test[0] != "cmp" or test[1] not in ("==", "!="):
+    if isinstance(test, Opaque) and test.kind in ("or", "and") and len(test.parts) > 1:
+        return _joined(test.kind, test.parts)
+    if isinstance(test, UnaryOp) and isinstance(test.operand, BinOp) and test.op == "not" \
+            and _modulo(test.operand):
+        return Gate(test.operand.left, test.operand.right, True)
+    if isinstance(test, BinOp) and _modulo(test):
+        return Gate(test.left, test.right, False)
+    if not isinstance(test, Compare) or test.op not in ("==", "!="):
         return None
-    for remainder, constant in ((test[2], test[3]), (test[3], test[2])):
-        if _modulo(remainder) and _residue(constant, remainder[3]):
-            return Gate(remainder[2], remainder[3], test[1] == "==")
+    for remainder, constant in ((test.left, test.right), (test.right, test.left)):
+        if isinstance(remainder, BinOp) and _modulo(remainder) \
+                and _residue(constant, remainder.right):
+            return Gate(remainder.left, remainder.right, test.op == "==")
     return None
 
 
-def _joined(operator: str, parts: list[IR]) -> Gate | None:
+def _joined(operator: str, parts: list[Node]) -> Gate | None:
     """``gate or end-of-epoch`` (the step also runs on the last batch), or its negation
     ``skip-gate and not end-of-epoch``."""
     gates = [g for g in map(_gate, parts) if g is not None]
     others = [p for p in parts if _gate(p) is None]
     wanted = "==" if operator == "or" else "!="
-    if len(gates) != 1 or gates[0].step_when_true != (operator == "or") or not others \
+    if len(gates) != 1 or not others:
+        return None
+    gate, = gates
+    if gate.step_when_true != (operator == "or") \
             or not all(_end_of_epoch(p, wanted) for p in others):
         return None
-    gate = gates[0]
     return Gate(gate.counter, gate.factor, gate.step_when_true, flushes=True)
 
 
-def _modulo(ir: IR) -> bool:
-    return ir[0] == "b" and ir[1] == "%"
+def _modulo(expr: Node) -> bool:
+    return isinstance(expr, BinOp) and not isinstance(expr, Compare) and expr.op == "%"
 
 
-def _residue(constant: IR, factor: IR) -> bool:
+def _residue(constant: Node, factor: Node) -> bool:
     """A fixed residue: an integer literal, or ``k - n`` for the gate's own k."""
-    if constant[0] == "n" and isinstance(constant[1], int):
+    if isinstance(constant, Num) and isinstance(constant.value, int):
         return True
-    return constant[0] == "b" and constant[1] == "-" and constant[2] == factor \
-        and constant[3][0] == "n"
+    return isinstance(constant, BinOp) and constant.op == "-" and constant.left == factor \
+        and isinstance(constant.right, Num)
 
 
-def _end_of_epoch(ir: IR, operator: str) -> bool:
+def _end_of_epoch(expr: Node, operator: str) -> bool:
     """``c == len(loader)`` (or ``!=`` for the negated form): the last batch of the epoch."""
-    return ir[0] == "cmp" and ir[1] == operator and any(
-        n[0] == "call" and callee_name(n) == "len" for n in walk(ir))
+    return isinstance(expr, Compare) and expr.op == operator and any(
+        isinstance(n, Call) and n.name == "len" for n in expr.walk())
 
 
-def _is_batch_counter(counter: IR, scope: dict[str, Any], stmt: dict[str, Any],
-                      line: int) -> bool:
+def _is_batch_counter(counter: Node, scope: Scope, stmt: Statement, line: int) -> bool:
     """Whether ``counter`` reads the target of the loop directly around the ``if`` at ``line``,
     or a name incremented with ``+=`` in that loop."""
-    stmts: list[dict[str, Any]] = scope["stmts"]
-    loop = stmt["loop"]
-    while loop >= 0 and stmts[loop]["line"] >= line:
-        loop = stmts[loop]["loop"]
+    stmts = scope.statements
+    loop = stmt.loop
+    while loop >= 0 and stmts[loop].line >= line:
+        loop = stmts[loop].loop
     if loop < 0:
         return False
-    names = {n[1] for n in walk(counter) if n[0] == "r"}
-    header = stmts[loop]["t"]
+    names = {n.dotted for n in counter.walk() if isinstance(n, Name)}
+    header = stmts[loop].target
     targets = set(_flatten(header))
-    counters = {s["t"] for s in stmts if s["k"] == "aug" and s.get("op") == "+"
-                and s["loop"] == loop}
+    counters = {s.target for s in stmts if s.kind == "aug" and s.op == "+" and s.loop == loop}
     return bool(names & (targets | counters))
 
 

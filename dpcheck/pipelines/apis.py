@@ -43,8 +43,8 @@ def api_of(index: ProjectIndex, call: object, ctx: Ctx, roles: frozenset[str]) -
         return api
     if qualified is not None or "." not in name or summary is None:
         return None
-    base = name.rpartition(".")[0]
-    roots = frozenset(target.lstrip(".").split(".")[0] for target in summary.imports.values())
+    base, _, _ = name.rpartition(".")
+    roots = frozenset(_root(target) for target in summary.imports.values())
     fallback = catalog.fallback(call.method, roots, roles)
     return fallback if fallback is not None and undecided(index, base, ctx) else None
 
@@ -55,11 +55,19 @@ def _aliased(index: ProjectIndex, name: str, ctx: Ctx) -> bool:
     another name (``from prv_accountant import Accountant as PRVAccountant``). Any other call
     whose last name part is no catalog name cannot be a catalog API."""
     summary = index.summary(ctx.path)
-    target = summary.imports.get(name.partition(".")[0]) if summary is not None else None
+    head, _, _ = name.partition(".")
+    target = summary.imports.get(head) if summary is not None else None
     if target is None:
         return False
-    return target.lstrip(".").split(".")[0] in index.api_catalog.roots \
+    return _root(target) in index.api_catalog.roots \
         or index.module_path(ctx.path, target) is not None
+
+
+def _root(target: str) -> str:
+    """The top-level package of an import target (``torch`` of ``torch.nn``; a relative
+    target's first name)."""
+    root, _, _ = target.lstrip(".").partition(".")
+    return root
 
 
 def built_by(call: Call) -> Call | None:
@@ -77,5 +85,6 @@ def undecided(index: ProjectIndex, dotted: str, ctx: Ctx) -> bool:
     nowhere, or a parameter that no call site passes anything for."""
     binding = index.attribute(dotted, ctx)
     if binding is None:
-        return index.bind(dotted.split(".")[0], ctx) is None or dotted.startswith("self.")
+        head, _, _ = dotted.partition(".")
+        return index.bind(head, ctx) is None or dotted.startswith("self.")
     return binding.kind == "param" and binding.ir is None and not index.arguments(binding)

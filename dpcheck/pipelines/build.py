@@ -17,7 +17,6 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 from dpcheck.model import (
     NO_ACCOUNTANT,
@@ -54,7 +53,8 @@ from dpcheck.pipelines.tf_privacy import normalization as tf_normalization
 from dpcheck.pipelines.values import Evaluator
 from dpcheck.pipelines.versions import resolve_opacus
 from dpcheck.project import Project
-from dpcheck.sites.ir import IR, callee_name
+from dpcheck.sites.nodes import Call, Compare, Name, Node, Num, Opaque, Str
+from dpcheck.sites.views import Statement
 
 MAX_SCOPES = 400
 
@@ -181,7 +181,7 @@ class PipelineBuilder:
         if ctx.path not in self.project.candidates:
             return scopes, None
         scope = self.index.scope(ctx)
-        span = Span(ctx.path, scope["line"] if scope and ctx.scope != "<module>" else 1)
+        span = Span(ctx.path, scope.line if scope and ctx.scope != "<module>" else 1)
         return scopes, Pipeline(entry=entry, path=ctx.path, line=span.line, mechanism="unknown",
                                 sampling="unknown", evidence=(Evidence("update", span, why),),
                                 undecided=Undecided(span, why), incomplete=why)
@@ -197,9 +197,9 @@ class PipelineBuilder:
             summary = self.index.summary(path)
             if not summary:
                 continue
-            stmts = summary["scopes"]["<module>"]["stmts"]
-            if summary["has_main"] or any(
-                    s["k"] in ("for", "while") or (s["k"] == "expr" and s["e"][0] == "call")
+            stmts = summary.scopes["<module>"].statements
+            if summary.has_main or any(
+                    s.kind in ("for", "while") or (s.kind == "expr" and isinstance(s.expr, Call))
                     for s in stmts):
                 yield Ctx(path, "<module>")
 
@@ -212,13 +212,14 @@ class PipelineBuilder:
         for where, stmt, node in self.index.calls([ctx]):
             skipped = tuple(Span(where.path, line) for line, runs in self._dispatch(where, stmt)
                             if not runs)
-            passed = [a[1] for a in (*node[2], *node[3].values()) if a[0] == "r"]
-            for name in [callee_name(node), *passed]:
+            passed = [a.dotted for a in (*node.args, *node.kwargs.values())
+                      if isinstance(a, Name)]
+            for name in [node.name, *passed]:
                 if name:
                     yield from ((f, skipped) for f in self._functions(name, where))
         for where, stmt in self.index.statements([ctx]):
-            if stmt["k"] == "return" and stmt["e"][0] == "r":
-                yield from ((f, ()) for f in self._functions(stmt["e"][1], where))
+            if stmt.kind == "return" and isinstance(stmt.expr, Name):
+                yield from ((f, ()) for f in self._functions(stmt.expr.dotted, where))
         yield from ((f, ()) for f in patched_callees(self.index, ctx))
         if ctx.scope == "<module>":
             yield from ((f, ()) for f in decorated_entries(self.index, ctx.path))
@@ -230,16 +231,17 @@ class PipelineBuilder:
         summary = self.index.summary(where.path) if not found and "." not in name else None
         scope = where.scope
         while summary is not None and scope != "<module>":
-            if scope not in summary["classes"] and f"{scope}.{name}" in summary["scopes"]:
+            if scope not in summary.classes and f"{scope}.{name}" in summary.scopes:
                 return [Ctx(where.path, f"{scope}.{name}")]
-            scope = scope.rpartition(".")[0] or "<module>"
+            enclosing, _, _ = scope.rpartition(".")
+            scope = enclosing or "<module>"
         return found
 
-    def _dispatch(self, ctx: Ctx, stmt: dict[str, Any]) -> Iterator[tuple[int, bool]]:
+    def _dispatch(self, ctx: Ctx, stmt: Statement) -> Iterator[tuple[int, bool]]:
         """The dispatch ``if`` arms ``stmt`` sits in (tests comparing a value with a literal,
         ``args.algorithm == "DPSGD"``) whose test is decided under the default configuration:
         (if line, whether the statement's arm runs)."""
-        for line, arm in stmt.get("br", ()):
+        for line, arm in stmt.arms:
             holds = self._decided(ctx, line)
             if holds is not None:
                 yield line, holds == (arm == 0)
@@ -261,10 +263,10 @@ class PipelineBuilder:
         skipped = set()
         for ctx in scopes:
             scope = self.index.scope(ctx)
-            for line in scope.get("ifs", {}) if scope else ():
-                holds = self._decided(ctx, int(line))
+            for line in scope.if_lines if scope else ():
+                holds = self._decided(ctx, line)
                 if holds is not None:
-                    skipped.add((ctx.path, ctx.scope, int(line), 1 if holds else 0))
+                    skipped.add((ctx.path, ctx.scope, line, 1 if holds else 0))
         return frozenset(skipped)
 
     def _dispatch_evidence(self) -> list[Evidence]:
@@ -369,7 +371,7 @@ class PipelineBuilder:
             undecided = Undecided(analysis.anchor or Span(ctx.path, 1), why)
             evidence.append(Evidence("update", undecided.span, f"mechanism unknown: {why}"))
         scope = index.scope(ctx)
-        line = scope["line"] if scope else 1
+        line = scope.line if scope else 1
         if analysis.anchor is not None and analysis.anchor.path == ctx.path:
             line = analysis.anchor.line
         return Pipeline(entry=entry, path=ctx.path, line=line, mechanism=mech,
@@ -380,7 +382,7 @@ class PipelineBuilder:
 
     def _opacus(self, usage: OpacusUsage, path: str) -> _Analysis:
         resolution = resolve_opacus(self.project, path, usage)
-        span = Span(usage.ctx.path, *usage.call[4])
+        span = Span(usage.ctx.path, *usage.call.position)
         how = resolution.reason or f"{resolution.library} (version table)"
         library_evidence = Evidence("library", resolution.span or span, how)
         noise = self._noise_argument(usage)
@@ -408,15 +410,15 @@ class PipelineBuilder:
     def _noise_argument(usage: OpacusUsage) -> list[Evidence]:
         """Where the noise multiplier is handed to Opacus (the ``noise_multiplier=`` line)."""
         for ctx, call in ((usage.ctx, usage.call), usage.engine or (usage.ctx, usage.call)):
-            line = call[5].get("noise_multiplier") if len(call) > 5 else None
+            line = call.keyword_lines.get("noise_multiplier")
             if line is not None:
                 return [Evidence("noise", Span(ctx.path, line), "noise_multiplier given to Opacus")]
         return []
 
-    def _tf_privacy(self, index: ProjectIndex, ctx: Ctx, call: IR) -> _Analysis:
+    def _tf_privacy(self, index: ProjectIndex, ctx: Ctx, call: Call) -> _Analysis:
         norm, why = tf_normalization(index, ctx, call)
-        span = Span(ctx.path, *call[4])
-        line = call[5].get("noise_multiplier") if len(call) > 5 else None
+        span = Span(ctx.path, *call.position)
+        line = call.keyword_lines.get("noise_multiplier")
         evidence = [Evidence("update", span, f"TF-Privacy DP optimizer: {why}")]
         if line is not None:
             evidence.insert(0, Evidence("noise", Span(ctx.path, line), "noise_multiplier"))
@@ -425,16 +427,19 @@ class PipelineBuilder:
     def _handwritten(self, update: HandwrittenUpdate) -> _Analysis:
         evidence = [*update.per_sample[:1], *update.clip[:1], *update.inverted[:1],
                     *update.noise[:1]]
-        anchor = update.updates[0].span
+        first_update, *_ = update.updates
+        anchor = first_update.span
         kinds = {d.dep.kind for d in update.divisors}
         evidence.extend(Evidence("divisor", d.span, f"{d.dep.kind}: {d.text}"
                                  + (f" ({d.dep.unknown})" if d.dep.unknown else ""))
                         for d in update.divisors)
         if update.divisors:
-            anchor = update.divisors[0].span
+            first_divisor, *_ = update.divisors
+            anchor = first_divisor.span
         if update.opaque and not update.divisors:
             evidence.extend(update.opaque)
-            return _Analysis("unknown", update.opaque[0].note, evidence, anchor=anchor)
+            first_opaque, *_ = update.opaque
+            return _Analysis("unknown", first_opaque.note, evidence, anchor=anchor)
         if not update.divisors:
             evidence.append(Evidence("update", anchor, "the noisy sum is applied undivided"))
             return _Analysis("none", "noisy sum, no division", evidence, anchor=anchor)
@@ -451,19 +456,19 @@ class PipelineBuilder:
         if not calls:
             return NO_ACCOUNTANT
         explicit = [c for c in calls if not c.name.startswith("opacus")]
-        chosen = (explicit or calls)[0]
+        chosen, *_ = explicit or calls
         resolved = params.accountant_args(chosen)
         return Accountant(chosen.name, chosen.assumes, chosen.span, resolved.get("q"),
                           resolved.get("steps"), resolved.get("sigma"))
 
 
-def _dispatch_test(test: IR) -> bool:
+def _dispatch_test(test: Node) -> bool:
     """An ``if`` test comparing a value with a string or number literal, alone or inside
     ``and``/``or``: the form of a dispatch on a configuration option."""
-    if test[0] == "cmp" and test[1] in ("==", "!="):
-        return any(side[0] in ("s", "n") for side in test[2:4])
-    if test[0] == "?" and test[1] in ("and", "or"):
-        return any(_dispatch_test(part) for part in test[2:])
+    if isinstance(test, Compare) and test.op in ("==", "!="):
+        return any(isinstance(side, (Str, Num)) for side in (test.left, test.right))
+    if isinstance(test, Opaque) and test.kind in ("and", "or"):
+        return any(_dispatch_test(part) for part in test.parts)
     return False
 
 

@@ -11,11 +11,13 @@ hops away), not every file.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from dpcheck.pipelines.binding import Binding
 from dpcheck.pipelines.scope import Ctx
-from dpcheck.sites.ir import IR, callee_name, tail_name, walk
+from dpcheck.sites.ir import IR, tail_name
+from dpcheck.sites.nodes import Attr, Call, Name, Node, Opaque, Seq, Str, Subscript, node
+from dpcheck.sites.views import Statement
 
 T = TypeVar("T")
 #: How many imports away from a candidate file the call index still reads a project file.
@@ -25,22 +27,21 @@ IMPORT_HOPS = 2
 #: hundreds of files serially for a rarely needed caller.
 MAX_IMPORTED_FILES = 64
 #: The IR of a ``*sequence`` argument (``sites.ir`` encodes every starred argument so).
-STAR: IR = ["?", "star"]
+STAR = Opaque(["?", "star"])
 #: What a ``functools.partial`` object is called with later, as the ``**`` of its call.
-PARTIAL_REST: IR = ["?", "partial"]
+PARTIAL_REST = Opaque(["?", "partial"])
 
 
 class CallsMixin:
     """Functions and call sites of ``ProjectIndex`` (see the module docstring)."""
 
-    def calls(self, scopes: Iterable[Ctx]) -> Iterator[tuple[Ctx, dict[str, Any], IR]]:
+    def calls(self, scopes: Iterable[Ctx]) -> Iterator[tuple[Ctx, Statement, Call]]:
         """Every call expression in the statements of ``scopes``, with its statement."""
         for where, stmt in self.statements(scopes):
-            for node in walk(stmt["e"]):
-                if node[0] == "call":
-                    yield where, stmt, node
+            for call in _calls(stmt.expr):
+                yield where, stmt, call
 
-    def calls_named(self, tail: str) -> list[tuple[Ctx, IR]]:
+    def calls_named(self, tail: str) -> list[tuple[Ctx, Call]]:
         """Every call in the indexed files (``indexed_paths``) whose callee ends in ``tail``
         (index built once)."""
         if self.shared.call_index is None:
@@ -49,20 +50,19 @@ class CallsMixin:
             self.shared.assigned_from = {}
             for path in self.indexed_paths():
                 summary = self.summary(path)
-                for qual, scope in (summary or {}).get("scopes", {}).items():
-                    for stmt in scope["stmts"]:
-                        where = Ctx(path, qual, stmt["line"])
-                        if stmt["k"] == "assign" and isinstance(stmt["t"], str):
-                            for name in _alias_names(stmt["e"]):
+                for qual, scope in (summary.scopes if summary else {}).items():
+                    for stmt in scope.statements:
+                        where = Ctx(path, qual, stmt.line)
+                        if stmt.kind == "assign" and isinstance(stmt.target, str):
+                            for name in _alias_names(stmt.expr):
                                 self.shared.aliases.setdefault(tail_name(name), set()).add(
-                                    tail_name(stmt["t"]))
-                            if stmt["e"][0] == "call":
+                                    tail_name(stmt.target))
+                            if isinstance(stmt.expr, Call):
                                 self.shared.assigned_from.setdefault(
-                                    tail_name(callee_name(stmt["e"])), set()).add(
-                                    tail_name(stmt["t"]))
-                        for node in _calls(stmt["e"]):
-                            name = tail_name(callee_name(node))
-                            self.shared.call_index.setdefault(name, []).append((where, node))
+                                    stmt.expr.method, set()).add(tail_name(stmt.target))
+                        for call in _calls(stmt.expr):
+                            self.shared.call_index.setdefault(call.method, []).append(
+                                (where, call))
         return self.shared.call_index.get(tail, [])
 
     def indexed_paths(self) -> tuple[str, ...]:
@@ -86,11 +86,11 @@ class CallsMixin:
     def _imported(self, path: str) -> Iterator[str]:
         """The project files the imports of ``path`` name."""
         summary = self.summary(path)
-        for target in [*(summary or {}).get("imports", {}).values(), *(summary or {}).get(
-                "stars", ())]:
+        for target in [*summary.imports.values(), *summary.stars] if summary else ():
             located = self.module_path(path, target)
             if located is not None:
-                yield located[0]
+                found, _ = located
+                yield found
 
     def partial_aliases(self) -> tuple[str, ...]:
         """The names the indexed files call ``functools.partial`` by: ``partial`` (also the tail
@@ -99,11 +99,12 @@ class CallsMixin:
         if self.shared.partials is None:
             self.shared.partials = ("partial", *sorted(
                 {name for path in self.indexed_paths()
-                 for name, target in ((self.summary(path) or {}).get("imports") or {}).items()
+                 if (summary := self.summary(path)) is not None
+                 for name, target in summary.imports.items()
                  if target == "functools.partial" and name != "partial"}))
         return self.shared.partials
 
-    def _partial_sites(self, wanted: Ctx, names: set[str]) -> Iterator[tuple[Ctx, IR]]:
+    def _partial_sites(self, wanted: Ctx, names: set[str]) -> Iterator[tuple[Ctx, Call]]:
         """``functools.partial(f, a, k=v)`` read as a call of ``f`` with those arguments. The
         arguments the partial object is called with later are not known here: a trailing ``*``
         and ``**`` stand for them, so the other parameters of ``f`` stay unresolved rather than
@@ -111,57 +112,59 @@ class CallsMixin:
         if self.shared.partial_calls is None:
             self.shared.partial_calls = {}
             for alias in self.partial_aliases():
-                for where, node in self.calls_named(alias):
-                    func = node[2][0] if node[2] else None
-                    if func is not None and func[0] == "r" and self.qualified(
-                            callee_name(node) or "", where.path) == "functools.partial":
-                        self.shared.partial_calls.setdefault(tail_name(func[1]), []).append(
-                            (where, node))
+                for where, call in self.calls_named(alias):
+                    func = call.argument(0)
+                    if isinstance(func, Name) and self.qualified(
+                            call.name or "", where.path) == "functools.partial":
+                        self.shared.partial_calls.setdefault(func.last, []).append(
+                            (where, call))
         for name in sorted(names):
-            for where, node in self.shared.partial_calls.get(name, ()):
-                func = node[2][0]
-                if wanted not in self.functions(func[1], where):
+            for where, call in self.shared.partial_calls.get(name, ()):
+                func = call.argument(0)
+                if not isinstance(func, Name) or wanted not in self.functions(func.dotted, where):
                     continue
-                later = {**node[3], "**": PARTIAL_REST}
-                yield where, ["call", func, [*node[2][1:], STAR], later, node[4], node[5]]
+                later = {**call.kwargs, "**": PARTIAL_REST}
+                yield where, Call(["call", func, [*call.args[1:], STAR], later,
+                                   list(call.position), call.keyword_lines])
 
-    def call_sites(self, target: Ctx) -> list[tuple[Ctx, IR]]:
+    def call_sites(self, target: Ctx) -> list[tuple[Ctx, Call]]:
         """Calls anywhere in the indexed files that resolve to the function ``target``
         (a class's ``__init__`` is called by the class name). Computed once per target and
         pipeline reach; a chain of callers that leads back to ``target`` while its sites are
         being found sees none (it decides nothing)."""
-        key = (Ctx(target.path, target.scope), self.reach)
+        function = Ctx(target.path, target.scope)
+        key = (function, self.reach)
         if key not in self.shared.call_sites:
             self.shared.call_sites[key] = []
-            self.shared.call_sites[key] = list(self._find_call_sites(key[0]))
+            self.shared.call_sites[key] = list(self._find_call_sites(function))
         return self.shared.call_sites[key]
 
-    def _find_call_sites(self, target: Ctx) -> Iterator[tuple[Ctx, IR]]:
+    def _find_call_sites(self, target: Ctx) -> Iterator[tuple[Ctx, Call]]:
         parts = target.scope.split(".")
         short = parts[-2] if parts[-1] == "__init__" and len(parts) > 1 else parts[-1]
         wanted = Ctx(target.path, target.scope)
-        for where, node in self.calls_named(short):
-            if self.function(callee_name(node) or "", where) == wanted:
-                yield where, node
+        for where, call in self.calls_named(short):
+            if self.function(call.name or "", where) == wanted:
+                yield where, call
         aliases = set((self.shared.aliases or {}).get(short, ()))
         if len(parts) > 2 and parts[-1] == "__init__":
             factory = tail_name(".".join(parts[:-2]))
             aliases.update((self.shared.assigned_from or {}).get(factory, ()))
         for alias in sorted(aliases):
-            for where, node in self.calls_named(alias):
-                if wanted in self.functions(callee_name(node) or "", where):
-                    yield where, node
+            for where, call in self.calls_named(alias):
+                if wanted in self.functions(call.name or "", where):
+                    yield where, call
         yield from self._partial_sites(wanted, {short, *aliases})
 
-    def arguments(self, param: Binding) -> list[tuple[Ctx, IR]]:
+    def arguments(self, param: Binding) -> list[tuple[Ctx, Node]]:
         """What the callers of a parameter's function pass for it, with where they pass it
         (only the callers inside ``reach`` when there are any). A function passing its own
         parameter on to itself unchanged (recursion) adds no value the parameter could not
         already hold, so that argument is left out."""
         scope = self.scope(param.ctx)
-        names = [p[0] for p in scope["params"]] if scope else []
-        itself = ["r", param.name]
-        passed: list[tuple[Ctx, IR]] = []
+        names = [p.name for p in scope.params] if scope else []
+        itself = Name(["r", param.name])
+        passed: list[tuple[Ctx, Node]] = []
         for where, call in self.call_sites(param.ctx):
             if self.skipped(where.path) and not self.skipped(param.ctx.path):
                 continue
@@ -174,7 +177,7 @@ class CallsMixin:
 
     def in_reach(self, found: list[tuple[Ctx, T]]) -> list[tuple[Ctx, T]]:
         """The items of ``found`` located inside ``reach``, or all of them if none is."""
-        own = [item for item in found if (item[0].path, item[0].scope) in self.reach]
+        own = [(where, item) for where, item in found if (where.path, where.scope) in self.reach]
         return own or found
 
     def functions(self, callee: str, ctx: Ctx) -> list[Ctx]:
@@ -203,10 +206,10 @@ class CallsMixin:
     def _function(self, callee: str, ctx: Ctx, depth: int) -> Ctx | None:
         if callee.startswith("self."):
             scope = self.scope(ctx)
-            cls = scope.get("class") if scope else None
+            cls = scope.owner if scope else None
             method = f"{cls}.{callee[5:]}" if cls else None
             summary = self.summary(ctx.path)
-            if method and summary and method in summary["scopes"]:
+            if method and summary and method in summary.scopes:
                 return Ctx(ctx.path, method)
             return None
         binding = self.bind(callee, ctx)
@@ -231,77 +234,84 @@ class CallsMixin:
         parameters and factories."""
         if self.shared.method_names is None:
             self.shared.method_names = frozenset(
-                qual.rpartition(".")[2] for path in self.project.candidate_paths()
+                tail_name(qual) for path in self.project.candidate_paths()
                 if (summary := self.summary(path))
-                for qual, scope in summary["scopes"].items()
-                if scope.get("class") and qual not in summary["classes"])
+                for qual, scope in summary.scopes.items()
+                if scope.owner and qual not in summary.classes)
         return self.shared.method_names
 
     def _member(self, cls: Ctx, name: str) -> Ctx | None:
         """The method ``name`` defined in the class body of ``cls`` (a class scope)."""
         summary = self.summary(cls.path)
         qual = f"{cls.scope}.{name}"
-        return Ctx(cls.path, qual) if summary and qual in summary["scopes"] else None
+        return Ctx(cls.path, qual) if summary and qual in summary.scopes else None
 
-    def returns(self, function: Ctx) -> list[tuple[IR, Ctx]]:
+    def returns(self, function: Ctx) -> list[tuple[Node, Ctx]]:
         """The expressions a project function returns, each with where to read it."""
         scope = self.scope(function)
-        return [(stmt["e"], Ctx(function.path, function.scope, stmt["line"]))
-                for stmt in (scope["stmts"] if scope else ()) if stmt["k"] == "return"]
+        return [(stmt.expr, Ctx(function.path, function.scope, stmt.line))
+                for stmt in (scope.statements if scope else ()) if stmt.kind == "return"]
 
     def returned_parts(self, function: Ctx, index: tuple[int, ...] = (),
                        width: int | None = None
-                       ) -> Iterator[tuple[IR, Ctx, dict[str, Any]]]:
+                       ) -> Iterator[tuple[Node, Ctx, Statement]]:
         """Element ``index`` of what each ``return`` of ``function`` gives (the whole value for
         ``()``), with where to read it and the return statement. A return of a tuple whose
         length differs from ``width`` (the unpacking target) cannot be the one unpacked there and
         is left out; one that cannot be unpacked gives the opaque ``["?", "unpacked"]``."""
         scope = self.scope(function)
-        for stmt in scope["stmts"] if scope else ():
-            if stmt["k"] != "return" or not self.runs(function, stmt):
+        for stmt in scope.statements if scope else ():
+            if stmt.kind != "return" or not self.runs(function, stmt):
                 continue
-            value = stmt["e"]
-            if index and width is not None and value[0] == "t" and len(value[1]) != width:
+            value = stmt.expr
+            if index and width is not None and isinstance(value, Seq) \
+                    and len(value.items) != width:
                 continue
             for position in index:
-                value = value[1][position] if value[0] == "t" and position < len(value[1]) \
-                    else ["?", "unpacked"]
-            yield value, Ctx(function.path, function.scope, stmt["line"]), stmt
+                value = value.items[position] \
+                    if isinstance(value, Seq) and position < len(value.items) \
+                    else Opaque(["?", "unpacked"])
+            yield value, Ctx(function.path, function.scope, stmt.line), stmt
 
 
-def _alias_names(ir: IR) -> list[str]:
+def _alias_names(expr: Node) -> list[str]:
     """The names an assigned value may alias: ``f`` of ``g = f``, both arms of ``a if c else b``."""
-    if ir[0] == "r":
-        return [ir[1]]
-    if ir[0] == "?" and len(ir) == 4 and ir[1] == "ifexp":
-        return [n for arm in ir[2:] for n in _alias_names(arm)]
+    if isinstance(expr, Name):
+        return [expr.dotted]
+    if isinstance(expr, Opaque) and expr.kind == "ifexp":
+        return [n for arm in expr.parts for n in _alias_names(arm)]
     return []
 
 
-def _calls(ir: IR) -> Iterator[IR]:
-    for node in walk(ir):
-        if node[0] == "call":
-            yield node
+def _calls(expr: Node) -> Iterator[Call]:
+    """The calls inside ``expr`` (pre-order), ``expr`` itself included."""
+    for part in expr.walk():
+        if isinstance(part, Call):
+            yield part
 
 
-def argument(call: IR, params: list[str], name: str) -> IR | None:
+def argument(call: IR, params: list[str], name: str) -> Node | None:
     """The argument a call passes for parameter ``name`` (by keyword or position); None when
     the call does not pass it (the parameter keeps its default). What a ``*sequence`` or
     ``**mapping`` may supply is not a default: a ``*`` argument at or before the position gives
     the opaque ``["?", "star"]``; a ``**mapping(...)`` call, the item ``["a", mapping call,
     name]``; any other mapping, the subscript ``["i", mapping, ["s", name]]`` (a dict literal's
     item, else unresolved)."""
-    if name in call[3]:
-        return call[3][name]
-    offset = 1 if params and params[0] in ("self", "cls") else 0
+    call = node(call)
+    if not isinstance(call, Call):
+        return None
+    if name in call.kwargs:
+        return call.kwargs[name]
+    offset = 1 if next(iter(params), None) in ("self", "cls") else 0
     position = params.index(name) - offset if name in params else -1
-    args = call[2]
+    args = call.args
     starred = next((i for i, arg in enumerate(args) if arg == STAR), None)
     if position >= 0 and starred is not None and starred <= position:
         return STAR
     if 0 <= position < len(args):
         return args[position]
-    mapping = call[3].get("**")
+    mapping = call.kwargs.get("**")
     if mapping is None:
         return None
-    return ["a", mapping, name] if mapping[0] == "call" else ["i", mapping, ["s", name]]
+    return Attr(["a", mapping, name]) if isinstance(mapping, Call) \
+        else Subscript(["i", mapping, Str(["s", name])])

@@ -14,7 +14,8 @@ from dataclasses import replace
 
 from dpcheck.pipelines.binding import Binding
 from dpcheck.pipelines.scope import Ctx
-from dpcheck.sites.ir import IR, callee_name
+from dpcheck.sites.ir import IR
+from dpcheck.sites.nodes import Call, Name, Opaque, Seq, node
 
 #: How many hops (assignments, returns, callers, factories) a class or function is followed.
 MAX_CHAIN = 16
@@ -27,8 +28,8 @@ class ClassesMixin:
         """The class of ``name`` when it is assigned a direct call of a project class."""
         binding = self.bind(name, ctx)
         assigned = binding.assigned() if binding is not None else None
-        cls = self.bind(callee_name(assigned[0]) or "", assigned[1]) \
-            if assigned is not None and assigned[0][0] == "call" else None
+        value, where = assigned if assigned is not None else (None, ctx)
+        cls = self.bind(value.name or "", where) if isinstance(value, Call) else None
         return Ctx(cls.ctx.path, cls.name) if cls is not None and cls.kind == "class" else None
 
     def class_named(self, callee: str, ctx: Ctx, depth: int = 0) -> Ctx | None:
@@ -45,16 +46,16 @@ class ClassesMixin:
         project function ``factory`` returns (by name: one defined in it, or any other), if
         every return agrees."""
         value = binding.ir
-        if binding.kind != "assign" or value is None or value[0] != "call" or depth > MAX_CHAIN:
+        if binding.kind != "assign" or not isinstance(value, Call) or depth > MAX_CHAIN:
             return None
         where = replace(binding.ctx, line=binding.line)
-        factory = self.function(callee_name(value) or "", where, depth + 1)
+        factory = self.function(value.name or "", where, depth + 1)
         found: set[Binding | None] = set()
         for returned, place in self.returns(factory) if factory is not None else ():
             for position in binding.index or ():
-                returned = returned[1][position] if returned[0] == "t" \
-                    and position < len(returned[1]) else ["?", "unpacked"]
-            product = self.bind(returned[1], place) if returned[0] == "r" else None
+                returned = returned.items[position] if isinstance(returned, Seq) \
+                    and position < len(returned.items) else Opaque(["?", "unpacked"])
+            product = self.bind(returned.dotted, place) if isinstance(returned, Name) else None
             found.add(replace(product, ctx=Ctx(product.ctx.path, product.ctx.scope))
                       if product is not None and product.kind in ("function", "class") else None)
         return found.pop() if len(found) == 1 else None
@@ -78,17 +79,18 @@ class ClassesMixin:
 
     def _passed_class(self, param: Binding, depth: int) -> Ctx | None:
         """The class of the objects every caller passes for a parameter, if they agree."""
-        found = {self.instance_class(arg[1], where, depth + 1) if arg[0] == "r" else None
-                 for where, arg in self.arguments(param)}
+        found = {self.instance_class(arg.dotted, where, depth + 1) if isinstance(arg, Name)
+                 else None for where, arg in self.arguments(param)}
         return found.pop() if len(found) == 1 else None
 
     def _made_class(self, value: IR, ctx: Ctx, depth: int) -> Ctx | None:
         """The project class of the object an expression evaluates to (see ``instance_class``)."""
-        if value[0] == "r":
-            return self.instance_class(value[1], ctx, depth)
-        if value[0] != "call" or depth > MAX_CHAIN:
+        value = node(value)
+        if isinstance(value, Name):
+            return self.instance_class(value.dotted, ctx, depth)
+        if not isinstance(value, Call) or depth > MAX_CHAIN:
             return None
-        callee = callee_name(value) or ""
+        callee = value.name or ""
         cls = self.class_named(callee, ctx, depth)
         if cls is not None:
             return cls

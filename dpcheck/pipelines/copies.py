@@ -51,6 +51,6 @@ def _defines(summary: ModuleSummary, signature: Signature) -> bool:
     if scope is None or signature.qualname in summary.classes:
         return False
     names = [param.name for param in scope.params]
-    if scope.owner and names and names[0] in ("self", "cls"):
+    if scope.owner and next(iter(names), None) in ("self", "cls"):
         names = names[1:]
     return signature.fits(names)

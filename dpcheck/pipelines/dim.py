@@ -21,7 +21,8 @@ from dpcheck.pipelines.index import ProjectIndex
 from dpcheck.pipelines.keras_dim import keras_sequential_size
 from dpcheck.pipelines.scope import Ctx
 from dpcheck.pipelines.values import Evaluator
-from dpcheck.sites.ir import IR, callee_name, tail_name
+from dpcheck.sites.ir import IR
+from dpcheck.sites.nodes import Attr, Call, Const, Name, Node, Seq
 
 PARAMETER_FREE = frozenset({
     "ReLU", "ReLU6", "LeakyReLU", "GELU", "Tanh", "Sigmoid", "ELU", "SiLU", "Softmax",
@@ -61,45 +62,44 @@ class _Counter:
         except _Unknown:
             return None
 
-    def _arg(self, call: IR, position: int, keyword: str, ctx: Ctx, default: int | None = None
+    def _arg(self, call: Call, position: int, keyword: str, ctx: Ctx, default: int | None = None
              ) -> int:
-        if keyword in call[3]:
-            return self._int(call[3][keyword], ctx)
-        if position < len(call[2]):
-            return self._int(call[2][position], ctx)
+        given = call.argument(position, keyword)
+        if given is not None:
+            return self._int(given, ctx)
         if default is None:
             raise _Unknown
         return default
 
-    def _flag(self, call: IR, position: int, keyword: str, ctx: Ctx) -> bool:
-        ir = call[3].get(keyword, call[2][position] if position < len(call[2]) else None)
-        if ir is None or ir == ["c", True]:
+    def _flag(self, call: Call, position: int, keyword: str, ctx: Ctx) -> bool:
+        given = call.argument(position, keyword)
+        if given is None or isinstance(given, Const) and given.value is True:
             return True
-        if ir == ["c", False]:
+        if isinstance(given, Const) and given.value is False:
             return False
         raise _Unknown
 
-    def _kernel(self, call: IR, ctx: Ctx, dims: int) -> int:
-        ir = call[3].get("kernel_size", call[2][2] if len(call[2]) > 2 else None)
-        if ir is None:
+    def _kernel(self, call: Call, ctx: Ctx, dims: int) -> int:
+        given = call.argument(2, "kernel_size")
+        if given is None:
             raise _Unknown
-        if ir[0] == "t":
-            return math.prod(self._int(e, ctx) for e in ir[1])
-        return self._int(ir, ctx) ** dims
+        if isinstance(given, Seq):
+            return math.prod(self._int(e, ctx) for e in given.items)
+        return self._int(given, ctx) ** dims
 
-    def layer(self, call: IR, ctx: Ctx, depth: int = 0) -> int:
-        name = callee_name(call) or ""
-        tail = tail_name(name)
+    def layer(self, call: Call, ctx: Ctx, depth: int = 0) -> int:
+        name = call.name or ""
+        tail = call.method
         if tail in PARAMETER_FREE:
             return 0
-        if tail in ("to", "cuda", "float", "double") and call[1][0] == "a":
-            return self.layer(self._call(call[1][1], ctx), ctx, depth + 1)
+        if tail in ("to", "cuda", "float", "double") and isinstance(call.callee, Attr):
+            return self.layer(self._call(call.callee.base, ctx), ctx, depth + 1)
         if tail == "Linear":
             fan_in, fan_out = self._arg(call, 0, "in_features", ctx), self._arg(
                 call, 1, "out_features", ctx)
             return fan_in * fan_out + (fan_out if self._flag(call, 2, "bias", ctx) else 0)
         if tail in ("Conv1d", "Conv2d", "Conv3d"):
-            dims = int(tail[4])
+            dims = int(tail.removeprefix("Conv").removesuffix("d"))
             cin, cout = self._arg(call, 0, "in_channels", ctx), self._arg(
                 call, 1, "out_channels", ctx)
             groups = self._arg(call, 99, "groups", ctx, 1)
@@ -111,19 +111,19 @@ class _Counter:
         if tail in ("BatchNorm1d", "BatchNorm2d", "LayerNorm", "InstanceNorm2d"):
             affine = "elementwise_affine" if tail == "LayerNorm" else "affine"
             default = tail != "InstanceNorm2d"
-            if affine in call[3]:
+            if affine in call.kwargs:
                 default = self._flag(call, 99, affine, ctx)
             return 2 * self._arg(call, 0, "normalized_shape" if tail == "LayerNorm"
                                  else "num_features", ctx) if default else 0
         if tail == "GroupNorm":
             return 2 * self._arg(call, 1, "num_channels", ctx)
-        if tail == "Sequential" and len(call[2]) == 1 and call[2][0][0] == "t":
+        if tail == "Sequential" and len(call.args) == 1 and isinstance(call.argument(0), Seq):
             count = keras_sequential_size(call, lambda ir: self._maybe_int(ir, ctx))
             if count is None:
                 raise _Unknown
             return count
         if tail == "Sequential":
-            return sum(self.layer(self._call(a, ctx), ctx, depth + 1) for a in call[2])
+            return sum(self.layer(self._call(a, ctx), ctx, depth + 1) for a in call.args)
         if tail in torchvision_models() and self._from_torchvision(name, ctx):
             return self._torchvision(tail, call, ctx)
         return self._project_module(name, ctx, depth)
@@ -131,26 +131,26 @@ class _Counter:
     def _from_torchvision(self, name: str, ctx: Ctx) -> bool:
         """Whether ``name`` is a torchvision model builder (``models.resnet18``,
         ``torchvision.models.resnet18``, or ``resnet18`` imported from there)."""
-        binding = self.index.bind(name.split(".", 1)[0], ctx)
+        head, _, _ = name.partition(".")
+        binding = self.index.bind(head, ctx)
         return binding is not None and binding.kind == "module" and \
             binding.name.startswith("torchvision")
 
-    def _torchvision(self, model: str, call: IR, ctx: Ctx) -> int:
+    def _torchvision(self, model: str, call: Call, ctx: Ctx) -> int:
         """The published count of a torchvision model, with its head resized to
         ``num_classes``; any other argument than weights/pretrained/progress is unknown."""
-        if call[2] or set(call[3]) - {"num_classes", "weights", "pretrained", "progress"}:
+        if call.args or set(call.kwargs) - {"num_classes", "weights", "pretrained", "progress"}:
             raise _Unknown
         entry = torchvision_models()[model]
         classes = self._arg(call, 99, "num_classes", ctx, 1000)
         return int(entry["params"] + (entry["head_in"] + 1) * (classes - 1000))
 
-    def _call(self, ir: IR, ctx: Ctx) -> IR:
-        if ir[0] == "call":
-            return ir
-        if ir[0] == "r":
-            binding = self.index.attribute(ir[1], ctx)
-            if binding is not None and binding.ir is not None and binding.ir[0] == "call" \
-                    and binding.index is None:
+    def _call(self, expr: Node, ctx: Ctx) -> Call:
+        if isinstance(expr, Call):
+            return expr
+        if isinstance(expr, Name):
+            binding = self.index.attribute(expr.dotted, ctx)
+            if binding is not None and isinstance(binding.ir, Call) and binding.index is None:
                 return binding.ir
         raise _Unknown
 
@@ -163,20 +163,20 @@ class _Counter:
         summary = self.index.summary(binding.ctx.path)
         if summary is None:
             raise _Unknown
-        bases = summary["classes"][binding.name]["bases"]
+        bases = summary.bases(binding.name)
         if not any(b in MODULE_BASES for b in bases):
             raise _Unknown
-        init = summary["scopes"].get(f"{binding.name}.__init__")
+        init = summary.scopes.get(f"{binding.name}.__init__")
         if init is None:
             raise _Unknown
         total = 0
         init_ctx = Ctx(binding.ctx.path, f"{binding.name}.__init__")
-        for stmt in init["stmts"]:
-            target = stmt["t"]
-            if stmt["k"] == "assign" and isinstance(target, str) and target.startswith("self."):
-                value = stmt["e"]
-                if value[0] == "call":
-                    where = Ctx(init_ctx.path, init_ctx.scope, stmt["line"])
+        for stmt in init.statements:
+            target = stmt.target
+            if stmt.kind == "assign" and isinstance(target, str) and target.startswith("self."):
+                value = stmt.expr
+                if isinstance(value, Call):
+                    where = Ctx(init_ctx.path, init_ctx.scope, stmt.line)
                     total += self.layer(value, where, depth + 1)
         return total
 
@@ -184,11 +184,12 @@ class _Counter:
     def _factory(self, function: Ctx, depth: int) -> int:
         """A project function that returns a model built from layers (``return nn.Sequential``)."""
         scope = self.index.scope(function)
-        returns = [s for s in scope["stmts"] if s["k"] == "return"] if scope else []
-        if len(returns) != 1 or returns[0]["e"][0] != "call":
+        returns = [s for s in scope.statements if s.kind == "return"] if scope else []
+        returned = returns.pop() if len(returns) == 1 else None
+        if returned is None or not isinstance(returned.expr, Call):
             raise _Unknown
-        where = Ctx(function.path, function.scope, returns[0]["line"])
-        return self.layer(returns[0]["e"], where, depth + 1)
+        where = Ctx(function.path, function.scope, returned.line)
+        return self.layer(returned.expr, where, depth + 1)
 
 
 def model_size(index: ProjectIndex, scopes: Iterable[Ctx]) -> ParamValue | None:
@@ -197,18 +198,19 @@ def model_size(index: ProjectIndex, scopes: Iterable[Ctx]) -> ParamValue | None:
     counter = _Counter(index)
     for ctx in scopes:
         scope = index.scope(ctx)
-        for stmt in scope["stmts"] if scope else []:
-            target = stmt["t"]
-            if stmt["k"] != "assign" or not isinstance(target, str) or stmt["e"][0] != "call":
+        for stmt in scope.statements if scope else []:
+            target = stmt.target
+            if stmt.kind != "assign" or not isinstance(target, str) \
+                    or not isinstance(stmt.expr, Call):
                 continue
             if not any(word in target.lower() for word in ("model", "net")):
                 continue
-            where = Ctx(ctx.path, ctx.scope, stmt["line"])
+            where = Ctx(ctx.path, ctx.scope, stmt.line)
             try:
-                count = counter.layer(stmt["e"], where)
+                count = counter.layer(stmt.expr, where)
             except _Unknown:
                 continue
             if count > 0:
-                return ParamValue("dim", count, "model-size", Span(ctx.path, stmt["line"]),
-                                  stmt.get("src"))
+                return ParamValue("dim", count, "model-size", Span(ctx.path, stmt.line),
+                                  stmt.source)
     return None

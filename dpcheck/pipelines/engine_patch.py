@@ -19,11 +19,11 @@ is the meaning of its first parameter: it is the object the function is bound to
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 from dpcheck.pipelines.index import ProjectIndex
 from dpcheck.pipelines.scope import Ctx
-from dpcheck.sites.ir import IR, callee_name, tail_name, walk
+from dpcheck.sites.nodes import Call, Name, Node
+from dpcheck.sites.views import Scope, Statement
 
 #: Calls binding a function to an object as a method (``types.MethodType(fn, obj)``).
 BINDERS = frozenset({"MethodType"})
@@ -35,17 +35,18 @@ def patched_callees(index: ProjectIndex, ctx: Ctx) -> Iterator[Ctx]:
     function that is not nested in a scope binding it with ``MethodType``."""
     parent, _, name = ctx.scope.rpartition(".")
     summary = index.summary(ctx.path)
-    scope = summary["scopes"].get(ctx.scope) if summary and parent else None
-    outer = summary["scopes"].get(parent) if summary and scope else None
-    if scope is None or outer is None or not scope["params"]:
+    scope = summary.scopes.get(ctx.scope) if summary and parent else None
+    outer = summary.scopes.get(parent) if summary and scope else None
+    if scope is None or outer is None or not scope.params:
         return
-    objects = set(_bound_objects(outer["stmts"], name))
+    objects = set(_bound_objects(outer.statements, name))
     if not objects:
         return
-    first = scope["params"][0][0]
-    for stmt in scope["stmts"]:
-        for node in walk(stmt["e"]):
-            called = callee_name(node) if node[0] == "call" else None
+    bound, *_ = scope.params
+    first = bound.name
+    for stmt in scope.statements:
+        for node in stmt.expr.walk():
+            called = node.name if isinstance(node, Call) else None
             holder, _, method = (called or "").rpartition(".")
             base, _, attr = holder.partition(".")
             if base != first or not attr or "." in attr:
@@ -56,45 +57,47 @@ def patched_callees(index: ProjectIndex, ctx: Ctx) -> Iterator[Ctx]:
                     yield found
 
 
-def _bound_objects(stmts: list[dict[str, Any]], function: str) -> Iterator[str]:
+def _bound_objects(stmts: list[Statement], function: str) -> Iterator[str]:
     """The names of the objects ``function`` is bound to in these statements
     (``types.MethodType(function, obj)``)."""
     for stmt in stmts:
-        for node in walk(stmt["e"]):
-            if node[0] == "call" and tail_name(callee_name(node)) in BINDERS \
-                    and len(node[2]) == 2 and node[2][0] == ["r", function] \
-                    and node[2][1][0] == "r":
-                yield node[2][1][1]
+        for node in stmt.expr.walk():
+            if not isinstance(node, Call) or node.method not in BINDERS or len(node.args) != 2:
+                continue
+            bound, obj = node.args
+            if isinstance(bound, Name) and bound.dotted == function and isinstance(obj, Name):
+                yield obj.dotted
 
 
-def _method_of(index: ProjectIndex, where: Ctx, outer: dict[str, Any], holder: str,
+def _method_of(index: ProjectIndex, where: Ctx, outer: Scope, holder: str,
                method: str) -> Ctx | None:
     """Method ``method`` of the object the binding scope stores in ``holder`` (``obj.attr =
     self`` in a method: the method's own class; any other value: the project class it is an
     instance of)."""
-    stored = [(stmt["line"], stmt["e"]) for stmt in outer["stmts"]
-              if stmt["k"] == "assign" and stmt["t"] == holder]
+    stored = [(stmt.line, stmt.expr) for stmt in outer.statements
+              if stmt.kind == "assign" and stmt.target == holder]
     if len(stored) != 1:
         return None
-    line, value = stored[0]
+    [(line, value)] = stored
     cls = _class_of(index, Ctx(where.path, where.scope, line), outer, value)
     summary = index.summary(cls.path) if cls is not None else None
     qual = f"{cls.scope}.{method}" if cls is not None else ""
-    return Ctx(cls.path, qual) if cls is not None and summary and qual in summary["scopes"] \
+    return Ctx(cls.path, qual) if cls is not None and summary and qual in summary.scopes \
         else None
 
 
-def _class_of(index: ProjectIndex, where: Ctx, outer: dict[str, Any], value: IR) -> Ctx | None:
+def _class_of(index: ProjectIndex, where: Ctx, outer: Scope, value: Node) -> Ctx | None:
     """The project class of a stored value: ``self`` in a method is the method's class; an
     attribute (``self.accountant``) is the class it was built from."""
-    if value == ["r", "self"] and outer.get("class"):
-        return Ctx(where.path, outer["class"])
-    if value[0] != "r":
+    if not isinstance(value, Name):
         return None
-    found = index.instance_class(value[1], where)
-    binding = index.attribute(value[1], where) if found is None else None
+    if value.dotted == "self" and outer.owner:
+        return Ctx(where.path, outer.owner)
+    found = index.instance_class(value.dotted, where)
+    binding = index.attribute(value.dotted, where) if found is None else None
     assigned = binding.assigned() if binding is not None else None
-    if assigned is not None and assigned[0][0] == "call":
-        return index.class_named(callee_name(assigned[0]) or "", assigned[1])
+    made, place = assigned if assigned is not None else (None, where)
+    if isinstance(made, Call):
+        return index.class_named(made.name or "", place)
     return found
 

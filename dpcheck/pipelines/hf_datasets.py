@@ -42,7 +42,7 @@ def made_by_datasets(index: ProjectIndex, value: Node, ctx: Ctx, depth: int = 0)
     if isinstance(value, Name):
         named = index.library_name(value.dotted, ctx)
         if named is not None:
-            return named.split(".")[0] == LIBRARY
+            return _in_library(named)
         binding = index.attribute(value.dotted, ctx)
         if binding is None or binding.kind != "assign" or binding.ir is None or binding.index:
             return False
@@ -53,8 +53,14 @@ def made_by_datasets(index: ProjectIndex, value: Node, ctx: Ctx, depth: int = 0)
         named = index.library_name(callee, ctx) if callee and not callee.startswith("?.") \
             else None
         if named is not None:
-            return named.split(".")[0] == LIBRARY
+            return _in_library(named)
         # a method of a datasets object (``splits["train"].map(...)``) returns one of its own
         return value.receiver is not None and index.function(callee or "", ctx) is None \
             and made_by_datasets(index, value.receiver, ctx, depth + 1)
     return False
+
+
+def _in_library(named: str) -> bool:
+    """Whether an import-qualified name is an object of the ``datasets`` library."""
+    root, _, _ = named.partition(".")
+    return root == LIBRARY

@@ -12,7 +12,7 @@ Two forms of sampler are read, both fixed-size batches (shuffle-like for DP102):
   ``None``, which leaves the DataLoader sequential).
 
 Arguments parsed by ``HfArgumentParser((A, B, C)).parse_args_into_dataclasses()`` are command-line
-options like argparse ones: ``training_args.x`` is the field ``x`` of the matching dataclass, its
+options like argparse ones (read by ``dpcheck.pipelines.options``): ``training_args.x`` is the field ``x`` of the matching dataclass, its
 default read from the project class or, for fields inherited from ``transformers.TrainingArguments``,
 from the library's documented defaults (the few that size batches and steps).
 """
@@ -20,51 +20,46 @@ from the library's documented defaults (the few that size batches and steps).
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
 
 from dpcheck.model import Evidence, Span
 from dpcheck.pipelines.calls import argument
 from dpcheck.pipelines.index import ProjectIndex
 from dpcheck.pipelines.scope import Ctx
 from dpcheck.pipelines.values import Evaluator
-from dpcheck.sites.ir import IR, callee_name, tail_name
+from dpcheck.sites.ir import IR, tail_name
+from dpcheck.sites.nodes import Call, Const, Name, Node, Opaque, UnaryOp, node
+from dpcheck.sites.views import Scope
 
 HF_TRAINERS = frozenset({"Trainer", "Seq2SeqTrainer"})
-#: Methods of the Hugging Face Trainer that build the training loader or its sampler: a project
-#: class overriding one of them decides the sampling itself.
-LOADER_METHODS = ("get_train_dataloader", "_get_train_sampler")
+#: The methods of the Hugging Face Trainer that build the training loader and its sampler: a
+#: project class overriding one of them decides the sampling itself.
+LOADER_METHOD = "get_train_dataloader"
+SAMPLER_METHOD = "_get_train_sampler"
+LOADER_METHODS = (LOADER_METHOD, SAMPLER_METHOD)
 SEQUENTIAL = "SequentialSampler"
 MAX_BASES = 8
-ARGUMENT_PARSERS = frozenset({"HfArgumentParser"})
-PARSE_METHODS = frozenset({"parse_args_into_dataclasses", "parse_json_file", "parse_dict",
-                           "parse_yaml_file"})
-TRAINING_ARGUMENTS = frozenset({"TrainingArguments", "Seq2SeqTrainingArguments"})
-#: Defaults of ``transformers.TrainingArguments`` fields that size batches and steps (unchanged
-#: from transformers 3 to 4.x).
-TRAINING_ARGUMENT_DEFAULTS: dict[str, float] = {
-    "per_device_train_batch_size": 8, "gradient_accumulation_steps": 1, "num_train_epochs": 3.0,
-    "max_steps": -1,
-}
 
 
 def inherited_loader(index: ProjectIndex, call: IR, ctx: Ctx) -> Evidence | None:
     """The sampler evidence of ``trainer.get_train_dataloader()`` when ``trainer`` (``self`` in
     a method) is an instance of a project subclass of the Hugging Face Trainer that overrides
     neither loader method: the library's ``RandomSampler``. None for anything else."""
-    name = callee_name(call) or ""
-    receiver, _, method = name.rpartition(".")
-    if method != LOADER_METHODS[0] or not receiver:
+    call = node(call)
+    if not isinstance(call, Call):
+        return None
+    receiver, _, method = (call.name or "").rpartition(".")
+    if method != LOADER_METHOD or not receiver:
         return None
     if receiver == "self":
         scope = index.scope(ctx)
-        owner = scope.get("class") if scope else None
+        owner = scope.owner if scope else None
         cls = Ctx(ctx.path, owner) if owner else None
     else:
         cls = index.instance_class(receiver, ctx)
     base = _hf_base(index, cls) if cls is not None else None
     if cls is None or base is None:
         return None
-    return Evidence("sampler", Span(ctx.path, *call[4]), (
+    return Evidence("sampler", Span(ctx.path, *call.position), (
         f"{cls.scope}.get_train_dataloader is inherited from transformers.{base}: a "
         "RandomSampler over train_dataset, fixed-size batches of per_device_train_batch_size"))
 
@@ -73,11 +68,11 @@ def _hf_base(index: ProjectIndex, cls: Ctx, depth: int = 0) -> str | None:
     """The Hugging Face trainer class ``cls`` derives from, when no class on the way overrides
     a loader method; None otherwise."""
     summary = index.summary(cls.path)
-    if summary is None or cls.scope not in summary["classes"] or depth > MAX_BASES:
+    if summary is None or cls.scope not in summary.classes or depth > MAX_BASES:
         return None
-    if any(f"{cls.scope}.{method}" in summary["scopes"] for method in LOADER_METHODS):
+    if any(f"{cls.scope}.{method}" in summary.scopes for method in LOADER_METHODS):
         return None
-    for base in summary["classes"][cls.scope]["bases"]:
+    for base in summary.bases(cls.scope):
         binding = index.bind(base, Ctx(cls.path, "<module>")) if base else None
         if binding is None:
             continue
@@ -98,7 +93,8 @@ def sampler_method(index: ProjectIndex, call: IR, ctx: Ctx,
     name), ``SequentialSampler`` or ``None``: fixed-size batches whichever runs. The shuffling
     samplers come first (they are the training sampler of the default path). None when the
     callee is not a project function or it may return anything else."""
-    function = index.function(callee_name(call) or "", ctx)
+    call = node(call)
+    function = index.function(call.name or "", ctx) if isinstance(call, Call) else None
     scope = index.scope(function) if function is not None else None
     if function is None or scope is None:
         return None
@@ -106,10 +102,12 @@ def sampler_method(index: ProjectIndex, call: IR, ctx: Ctx,
     shuffling: list[Evidence] = []
     sequential: list[Evidence] = []
     for value, where in returned:
-        tail = tail_name(callee_name(value)) if value[0] == "call" else ""
-        if value != ["c", None] and tail not in shuffled and tail != SEQUENTIAL:
+        tail = value.method if isinstance(value, Call) else ""
+        none = isinstance(value, Const) and value.value is None
+        if not none and tail not in shuffled and tail != SEQUENTIAL:
             return None
-        span = Span(where.path, *value[4]) if value[0] == "call" else Span(where.path, where.line)
+        span = Span(where.path, *value.position) if isinstance(value, Call) \
+            else Span(where.path, where.line)
         if tail in shuffled:
             shuffling.append(Evidence("sampler", span, f"{tail} returned by {function.scope}: "
                                       "shuffled fixed-size batches"))
@@ -119,49 +117,49 @@ def sampler_method(index: ProjectIndex, call: IR, ctx: Ctx,
     return [*shuffling, *sequential] or None
 
 
-def _default_returns(index: ProjectIndex, function: Ctx, scope: dict[str, Any], call: IR,
-                     caller: Ctx) -> list[tuple[IR, Ctx]]:
+def _default_returns(index: ProjectIndex, function: Ctx, scope: Scope, call: Call,
+                     caller: Ctx) -> list[tuple[Node, Ctx]]:
     """What ``function`` may return when ``call`` (at ``caller``) runs it under the default
     configuration: the returns outside an ``if`` arm skipped, both arms of a conditional
     expression. A test on a parameter is read from this call's argument or the default (a
     call elsewhere passing another value does not decide this one)."""
     evaluator = Evaluator(index)
-    found: list[tuple[IR, Ctx]] = []
-    for stmt in scope["stmts"]:
-        if stmt["k"] != "return":
+    found: list[tuple[Node, Ctx]] = []
+    for stmt in scope.statements:
+        if stmt.kind != "return":
             continue
-        where = Ctx(function.path, function.scope, stmt["line"])
+        where = Ctx(function.path, function.scope, stmt.line)
         skipped = False
-        for line, arm in stmt.get("br", ()):
+        for line, arm in stmt.arms:
             test = index.if_test(where, line)
             holds = _holds(evaluator, test, replace(where, line=line), scope, call, caller) \
                 if test else None
             skipped = skipped or (holds is not None and holds != (arm == 0))
         if not skipped:
-            found.extend((value, where) for value in _arms(stmt["e"]))
+            found.extend((value, where) for value in _arms(stmt.expr))
     return found
 
 
-def _holds(evaluator: Evaluator, test: IR, where: Ctx, scope: dict[str, Any], call: IR,
+def _holds(evaluator: Evaluator, test: Node, where: Ctx, scope: Scope, call: Call,
            caller: Ctx) -> bool | None:
     """Whether an ``if`` test holds for this call: ``param`` and ``not param`` from the call's
     argument (else the parameter's default), anything else under the default configuration."""
-    if test[0] == "u" and test[1] == "not":
-        inner = _holds(evaluator, test[2], where, scope, call, caller)
+    if isinstance(test, UnaryOp) and test.op == "not":
+        inner = _holds(evaluator, test.operand, where, scope, call, caller)
         return None if inner is None else not inner
-    defaults = dict((name, default) for name, default in scope["params"])
-    if test[0] == "r" and test[1] in defaults:
-        passed = argument(call, list(defaults), test[1])
-        value = passed if passed is not None else defaults[test[1]]
+    defaults = {param.name: param.default for param in scope.params}
+    if isinstance(test, Name) and test.dotted in defaults:
+        passed = argument(call, list(defaults), test.dotted)
+        value = passed if passed is not None else defaults[test.dotted]
         return evaluator.truth(value, caller if passed is not None else where) \
             if value is not None else None
     return evaluator.truth(test, where)
 
 
-def _arms(value: IR) -> list[IR]:
+def _arms(value: Node) -> list[Node]:
     """The values a conditional expression may take (``a if c else b``: both)."""
-    if value[0] == "?" and value[1] == "ifexp" and len(value) == 4:
-        return [*_arms(value[2]), *_arms(value[3])]
+    if isinstance(value, Opaque) and value.kind == "ifexp" and len(value.parts) == 2:
+        return [arm for part in value.parts for arm in _arms(part)]
     return [value]
 
 

@@ -165,8 +165,8 @@ class ProjectIndex(NamesMixin, OptionsMixin, CallsMixin, ClassesMixin, CopiesMix
             counts.append(count)
         if not counts:
             return None
-        where, product = counts[0]
-        for _, outer in counts[1:]:
+        (where, product), *outers = counts
+        for _, outer in outers:
             product = BinOp(["b", "*", outer, product])
         return where, product
 
@@ -182,9 +182,11 @@ class ProjectIndex(NamesMixin, OptionsMixin, CallsMixin, ClassesMixin, CopiesMix
             return None
         where = Ctx(ctx.path, ctx.scope, header.line)
         if len(iterable.args) == 1:
-            return where, iterable.args[0]
+            [stop] = iterable.args
+            return where, stop
         if len(iterable.args) == 2:
-            return where, BinOp(["b", "-", iterable.args[1], iterable.args[0]])
+            start, stop = iterable.args
+            return where, BinOp(["b", "-", stop, start])
         return None
 
 

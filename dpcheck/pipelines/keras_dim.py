@@ -12,9 +12,9 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from dpcheck.sites.ir import IR, callee_name, tail_name
+from dpcheck.sites.nodes import Call, Const, Node, Num, Seq, Str
 
-Number = Callable[[IR], "int | None"]
+Number = Callable[[Node], "int | None"]
 SHAPE_KEEPING = frozenset({"Dropout", "Activation", "ReLU", "Softmax", "LeakyReLU"})
 POOLS = frozenset({"MaxPool2D", "MaxPooling2D", "AveragePooling2D", "AvgPool2D"})
 INPUTS = frozenset({"Input", "InputLayer"})
@@ -26,13 +26,14 @@ class _Unknown(Exception):
     """A layer, argument or size the shape walk cannot follow."""
 
 
-def keras_sequential_size(call: IR, number: Number) -> int | None:
+def keras_sequential_size(call: Call, number: Number) -> int | None:
     """The trainable parameter count of ``keras.Sequential([...])`` (``call``), with ``number``
     resolving an IR to an int (or None); None when anything is not known."""
-    if len(call[2]) != 1 or call[2][0][0] != "t":
+    layers = call.argument(0)
+    if len(call.args) != 1 or not isinstance(layers, Seq):
         return None
     try:
-        return _Walk(number).run(call[2][0][1])
+        return _Walk(number).run(layers.items)
     except _Unknown:
         return None
 
@@ -41,33 +42,34 @@ class _Walk:
     def __init__(self, number: Number) -> None:
         self.number = number
 
-    def int(self, ir: IR | None) -> int:
+    def int(self, ir: Node | None) -> int:
         found = self.number(ir) if ir is not None else None
         if found is None:
             raise _Unknown
         return found
 
-    def pair(self, ir: IR) -> tuple[int, int]:
-        if ir[0] == "t" and len(ir[1]) == 2:
-            return self.int(ir[1][0]), self.int(ir[1][1])
+    def pair(self, ir: Node) -> tuple[int, int]:
+        if isinstance(ir, Seq) and len(ir.items) == 2:
+            first, second = ir.items
+            return self.int(first), self.int(second)
         size = self.int(ir)
         return size, size
 
-    def arg(self, layer: IR, position: int, key: str) -> IR | None:
-        return layer[3].get(key, layer[2][position] if position < len(layer[2]) else None)
+    def arg(self, layer: Call, position: int, key: str) -> Node | None:
+        return layer.argument(position, key)
 
-    def run(self, layers: list[IR]) -> int:
+    def run(self, layers: list[Node]) -> int:
         shape: list[int] | None = None
         total = 0
         for layer in layers:
-            if layer[0] != "call":
+            if not isinstance(layer, Call):
                 raise _Unknown
-            tail = tail_name(callee_name(layer))
-            given = layer[3].get("input_shape", layer[3].get("shape"))
+            tail = layer.method
+            given = layer.kwargs.get("input_shape", layer.kwargs.get("shape"))
             if given is not None:
-                if given[0] != "t":
+                if not isinstance(given, Seq):
                     raise _Unknown
-                shape = [self.int(d) for d in given[1]]
+                shape = [self.int(d) for d in given.items]
             if tail in INPUTS:
                 continue
             if shape is None:
@@ -76,7 +78,7 @@ class _Walk:
             total += count
         return total
 
-    def layer(self, tail: str, layer: IR, shape: list[int]) -> tuple[list[int], int]:
+    def layer(self, tail: str, layer: Call, shape: list[int]) -> tuple[list[int], int]:
         if tail in SHAPE_KEEPING:
             return shape, 0
         if tail == "Flatten":
@@ -85,36 +87,42 @@ class _Walk:
             units = self.int(self.arg(layer, 0, "units"))
             bias = self.flag(layer, "use_bias")
             return [*shape[:-1], units], shape[-1] * units + (units if bias else 0)
-        if tail == "Conv2D" and len(shape) == 3 and set(layer[3]) <= _CONV_KEYS:
+        if tail == "Conv2D" and len(shape) == 3 and set(layer.kwargs) <= _CONV_KEYS:
             filters = self.int(self.arg(layer, 0, "filters"))
             kernel_ir = self.arg(layer, 1, "kernel_size")
             if kernel_ir is None:
                 raise _Unknown
             kernel = self.pair(kernel_ir)
             spatial = self.spatial(shape, kernel, layer, kernel=True)
-            weights = kernel[0] * kernel[1] * shape[2] * filters
+            *_, channels = shape
+            weights = math.prod(kernel) * channels * filters
             return [*spatial, filters], weights + (filters if self.flag(layer, "use_bias") else 0)
         if tail in POOLS and len(shape) == 3:
-            pool = self.pair(self.arg(layer, 0, "pool_size") or ["n", 2])
-            return [*self.spatial(shape, pool, layer, kernel=False), shape[2]], 0
+            pool = self.pair(self.arg(layer, 0, "pool_size") or Num(["n", 2]))
+            *_, channels = shape
+            return [*self.spatial(shape, pool, layer, kernel=False), channels], 0
         raise _Unknown
 
-    def flag(self, layer: IR, key: str) -> bool:
-        value = layer[3].get(key, ["c", True])
-        if value not in (["c", True], ["c", False]):
+    def flag(self, layer: Call, key: str) -> bool:
+        value = layer.kwargs.get(key)
+        if value is None:
+            return True
+        if not isinstance(value, Const) or not isinstance(value.value, bool):
             raise _Unknown
-        return bool(value[1])
+        return value.value
 
-    def spatial(self, shape: list[int], window: tuple[int, int], layer: IR,
+    def spatial(self, shape: list[int], window: tuple[int, int], layer: Call,
                 kernel: bool) -> list[int]:
         """Output height and width; convolution strides default to 1, pooling strides to the
         pool size."""
         strides_ir = self.arg(layer, 2 if kernel else 1, "strides")
-        strides = self.pair(strides_ir) if strides_ir not in (None, ["c", None]) else (
-            (1, 1) if kernel else window)
-        padding = self.arg(layer, 3 if kernel else 2, "padding") or ["s", "valid"]
-        if padding == ["s", "same"]:
+        if strides_ir is None or isinstance(strides_ir, Const) and strides_ir.value is None:
+            strides = (1, 1) if kernel else window
+        else:
+            strides = self.pair(strides_ir)
+        padding = self.arg(layer, 3 if kernel else 2, "padding") or Str(["s", "valid"])
+        if isinstance(padding, Str) and padding.value == "same":
             return [math.ceil(n / s) for n, s in zip(shape[:2], strides)]
-        if padding == ["s", "valid"]:
+        if isinstance(padding, Str) and padding.value == "valid":
             return [(n - k) // s + 1 for n, k, s in zip(shape[:2], window, strides)]
         raise _Unknown

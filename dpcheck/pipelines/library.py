@@ -37,8 +37,23 @@ from dpcheck.pipelines.index import ProjectIndex
 from dpcheck.pipelines.scope import Ctx
 from dpcheck.sites import summarize_source
 from dpcheck.pipelines.vocabulary import calls_in
-from dpcheck.sites.ir import IR, callee_name, tail_name, walk
-from dpcheck.sites.nodes import BinOp, Call, Name, node
+from dpcheck.sites.ir import IR, tail_name
+from dpcheck.sites.nodes import (
+    BinOp,
+    Call,
+    Compare,
+    Const,
+    Name,
+    Node,
+    Num,
+    Opaque,
+    Seq,
+    Str,
+    Subscript,
+    UnaryOp,
+    node,
+)
+from dpcheck.sites.views import Scope, Statement
 
 SummarySource = Callable[[str], "dict[str, Any] | None"]
 """Path -> that file's ``dpcheck.sites`` summary (None when the file is absent)."""
@@ -111,19 +126,20 @@ class _Reader:
         self.index = ProjectIndex(project)  # type: ignore[arg-type]
         self.divisors = DivisorClassifier(self.index)
         self._expected: _Reading | None = None
-        self._calls: dict[str, list[tuple[Ctx, IR]]] | None = None
+        self._calls: dict[str, list[tuple[Ctx, Call]]] | None = None
         self._arguments: dict[tuple[str, str, str], _Reading | None] = {}
 
-    def scopes_of(self, path: str) -> dict[str, Any]:
-        return (self.project.summary(path) or {}).get("scopes", {})
+    def scopes_of(self, path: str) -> dict[str, Scope]:
+        summary = self.index.summary(path)
+        return summary.scopes if summary is not None else {}
 
-    def statements(self) -> Iterator[tuple[Ctx, dict[str, Any]]]:
+    def statements(self) -> Iterator[tuple[Ctx, Statement]]:
         for path in self.project.paths:
             for qual, scope in self.scopes_of(path).items():
-                for stmt in scope["stmts"]:
-                    yield Ctx(path, qual, stmt["line"]), stmt
+                for stmt in scope.statements:
+                    yield Ctx(path, qual, stmt.line), stmt
 
-    def scopes(self, tail: str) -> Iterator[tuple[str, str, dict[str, Any]]]:
+    def scopes(self, tail: str) -> Iterator[tuple[str, str, Scope]]:
         """(path, qualname, scope) of every function or method named ``tail``."""
         for path in self.project.paths:
             for qual, scope in self.scopes_of(path).items():
@@ -133,17 +149,19 @@ class _Reader:
     def expected(self) -> _Reading:
         """The kind of the library's own expected-batch-size computation (the last one read)."""
         if self._expected is None:
-            readings = [self.read(stmt["e"], ctx, 0, stmt) for ctx, stmt in self.statements()
-                        if stmt["k"] == "assign" and tail_name(stmt["t"]) in EXPECTED_NAMES]
+            readings = [self.read(stmt.expr, ctx, 0, stmt) for ctx, stmt in self.statements()
+                        if stmt.kind == "assign" and tail_name(stmt.target) in EXPECTED_NAMES]
             known = [r for r in readings if r.kind in ("expected", "floor-expected")]
             self._expected = known[-1] if known else _Reading(
                 "unknown", reason="no computation of the expected batch size found")
         return self._expected
 
-    def read(self, ir: IR, ctx: Ctx, depth: int, stmt: dict[str, Any] | None = None) -> _Reading:
+    def read(self, ir: IR, ctx: Ctx, depth: int, stmt: Statement | None = None) -> _Reading:
         """The kind of divisor ``ir`` read at ``ctx`` (``stmt``, if given, is its evidence)."""
+        ir = node(ir)
         here = () if stmt is None else (_evidence("divisor", ctx, stmt),)
-        if stmt is not None and tail_name(stmt["t"]) not in EXPECTED_NAMES and _reads_expected(ir):
+        if stmt is not None and tail_name(stmt.target) not in EXPECTED_NAMES \
+                and _reads_expected(ir):
             found = self.expected()
             return _Reading(found.kind, here + found.evidence, found.reason)
         dep = self.divisors.classify(ir, ctx)
@@ -161,42 +179,48 @@ class _Reader:
         expr = node(ir)
         floor = isinstance(expr, Call) and len(expr.args) == 1 \
             and calls_in("floors", expr, ctx, self.index)
-        inner = expr.args[0] if floor and isinstance(expr, Call) else expr
-        if not isinstance(inner, BinOp) or inner.tag != "b" or inner.op != "*":
+        inner = expr.argument(0) if floor and isinstance(expr, Call) else expr
+        if not isinstance(inner, BinOp) or isinstance(inner, Compare) or inner.op != "*":
             return None
         names = sorted(n.last for n in (inner.left, inner.right) if isinstance(n, Name))
-        if len(names) == 2 and names[0].endswith("rate") and names[1].endswith("size"):
+        if len(names) != 2:
+            return None
+        rate, size = names
+        if rate.endswith("rate") and size.endswith("size"):
             return _Reading("floor-expected" if floor else "expected")
         return None
 
     def _local(self, ir: IR, ctx: Ctx, depth: int) -> _Reading | None:
         """A local name the classifier could not follow: its last assignment's expression, or,
         unpacked from ``obj.method()``, ``method``'s returned tuple element at its position."""
-        if ir[0] != "r" or "." in ir[1]:
+        ir = node(ir)
+        if not isinstance(ir, Name) or "." in ir.dotted:
             return None
-        scope = self.index.scope(ctx) or {}
-        binding = _last_binding(scope, ir[1], ctx.line)
+        scope = self.index.scope(ctx)
+        binding = _last_binding(scope, ir.dotted, ctx.line) if scope is not None else None
         if binding is None:
-            return self._argument(ir[1], ctx, scope, depth)
+            return self._argument(ir.dotted, ctx, scope, depth)
         position, expr, line = binding
         if position is None:
             return self.read(expr, Ctx(ctx.path, ctx.scope, line), depth + 1)
-        if expr[0] != "call" or expr[1][0] != "r":
+        if not isinstance(expr, Call) or not isinstance(expr.callee, Name):
             return None
-        for path, qual, scope in self.scopes(tail_name(expr[1][1])):
-            for stmt in scope["stmts"]:
-                if stmt["k"] == "return" and stmt["e"][0] == "t" and len(stmt["e"][1]) > position:
-                    element = stmt["e"][1][position]
-                    reading = self._element(element, Ctx(path, qual, stmt["line"]), depth + 1)
+        for path, qual, scope in self.scopes(expr.callee.last):
+            for stmt in scope.statements:
+                returned = stmt.expr
+                if stmt.kind == "return" and isinstance(returned, Seq) \
+                        and len(returned.items) > position:
+                    element = returned.items[position]
+                    reading = self._element(element, Ctx(path, qual, stmt.line), depth + 1)
                     if reading.kind != "unknown":
                         return reading
         return None
 
-    def _argument(self, name: str, ctx: Ctx, scope: dict[str, Any], depth: int
+    def _argument(self, name: str, ctx: Ctx, scope: Scope | None, depth: int
                   ) -> _Reading | None:
         """A parameter: the arguments every call of this function passes for it (by position
         or keyword), when all that can be read agree (Opacus 0.x ``_scale_summed_grad``)."""
-        params = [p for p, _ in scope.get("params", [])]
+        params = [p.name for p in scope.params] if scope is not None else []
         key = (ctx.path, ctx.scope, name)
         if name not in params or key in self._arguments:
             return self._arguments.get(key)
@@ -205,105 +229,111 @@ class _Reader:
         position = params.index(name) - (1 if params[:1] == ["self"] else 0)
         readings = []
         for call_ctx, site in self.calls().get(method, []):
-            args, kwargs = site[2], site[3]
-            passed = kwargs.get(name) or (args[position] if position < len(args) else None)
+            passed = site.kwargs.get(name) or (
+                site.args[position] if position < len(site.args) else None)
             if passed is not None:
                 readings.append(self.read(passed, call_ctx, depth + 1))
         known = [r for r in readings if r.kind != "unknown"]
         if known and len({r.kind for r in known}) == 1:
-            self._arguments[key] = known[0]
+            first, *_ = known
+            self._arguments[key] = first
         return self._arguments[key]
 
-    def calls(self) -> dict[str, list[tuple[Ctx, IR]]]:
+    def calls(self) -> dict[str, list[tuple[Ctx, Call]]]:
         """Every call in the library by the callee's last name (built once)."""
         if self._calls is None:
             self._calls = {}
             for ctx, stmt in self.statements():
-                for node in walk(stmt["e"]):
-                    if node[0] == "call" and (callee := callee_name(node)) is not None:
-                        self._calls.setdefault(tail_name(callee), []).append((ctx, node))
+                for part in stmt.expr.walk():
+                    if isinstance(part, Call) and (callee := part.name) is not None:
+                        self._calls.setdefault(tail_name(callee), []).append((ctx, part))
         return self._calls
 
-    def _element(self, ir: IR, ctx: Ctx, depth: int) -> _Reading:
+    def _element(self, ir: Node, ctx: Ctx, depth: int) -> _Reading:
         """A returned value: a local name is read in place; ``self.attr`` from the class's
         writes to it (literal resets such as ``= 0`` are not the divisor's source)."""
-        if ir[0] != "r" or not ir[1].startswith("self."):
+        if not isinstance(ir, Name) or not ir.dotted.startswith("self."):
             return self.read(ir, ctx, depth)
-        cls = ctx.scope.rsplit(".", 1)[0]
+        enclosing, _, _ = ctx.scope.rpartition(".")
+        cls = enclosing or ctx.scope
         readings = [
-            self.read(stmt["e"], Ctx(ctx.path, qual, stmt["line"]), depth + 1, stmt)
+            self.read(stmt.expr, Ctx(ctx.path, qual, stmt.line), depth + 1, stmt)
             for qual, scope in self.scopes_of(ctx.path).items() if qual.startswith(f"{cls}.")
-            for stmt in scope["stmts"]
-            if stmt["t"] == ir[1] and stmt["k"] in ("assign", "aug") and stmt["e"][0] != "n"
+            for stmt in scope.statements
+            if stmt.target == ir.dotted and stmt.kind in ("assign", "aug")
+            and not isinstance(stmt.expr, Num)
         ]
         useful = [r for r in readings if r.kind != "constant"]
         if useful and len({r.kind for r in useful}) == 1:
-            return useful[0]
-        return _Reading("unknown", reason=f"{ir[1]} is written with divisors of mixed kinds")
+            first, *_ = useful
+            return first
+        return _Reading("unknown", reason=f"{ir.dotted} is written with divisors of mixed kinds")
 
 
 
-def _reads_expected(ir: IR) -> bool:
+def _reads_expected(ir: Node) -> bool:
     """Whether a divisor reads the library's expected batch size (a name or attribute)."""
-    return any(n[0] == "r" and tail_name(n[1]) in EXPECTED_NAMES for n in walk(ir))
+    return any(isinstance(n, Name) and n.last in EXPECTED_NAMES for n in ir.walk())
 
 
-def _evidence(role: str, ctx: Ctx, stmt: dict[str, Any]) -> Evidence:
-    text = (stmt.get("src") or "").splitlines()
-    target = stmt["t"] if isinstance(stmt["t"], str) else ", ".join(map(str, stmt["t"] or ()))
-    note = text[0].strip() if text else f"{target} = ..."
-    return Evidence(role, Span(ctx.path, stmt["line"]), note)
+def _evidence(role: str, ctx: Ctx, stmt: Statement) -> Evidence:
+    text = (stmt.source or "").splitlines()
+    target = stmt.target if isinstance(stmt.target, str) \
+        else ", ".join(map(str, stmt.target or ()))
+    first_line = next(iter(text), None)
+    note = first_line.strip() if first_line is not None else f"{target} = ..."
+    return Evidence(role, Span(ctx.path, stmt.line), note)
 
 
-def _last_binding(scope: dict[str, Any], name: str, line: int
-                  ) -> tuple[int | None, IR, int] | None:
+def _last_binding(scope: Scope, name: str, line: int) -> tuple[int | None, Node, int] | None:
     """(tuple position or None, expression, line) of the last assignment to ``name`` before
     ``line`` in ``scope``."""
     found = None
-    for stmt in scope.get("stmts", []):
-        target = stmt["t"]
-        if stmt["line"] >= line or stmt["k"] != "assign":
+    for stmt in scope.statements:
+        target = stmt.target
+        if stmt.line >= line or stmt.kind != "assign":
             continue
         if target == name:
-            found = (None, stmt["e"], stmt["line"])
+            found = (None, stmt.expr, stmt.line)
         elif isinstance(target, list) and name in target:
-            found = (target.index(name), stmt["e"], stmt["line"])
+            found = (target.index(name), stmt.expr, stmt.line)
     return found
 
 
-def _per_sample_size(ir: IR) -> _Reading | None:
+def _per_sample_size(ir: Node) -> _Reading | None:
     """``next(g.shape[0] for g in ...grad_samples...)``: the leading axis of a per-sample
     gradient is the realized batch (Opacus 0.x counts its batch this way)."""
-    nodes = list(walk(ir))
-    leading = any(n[0] == "i" and n[1][0] == "r" and n[1][1].endswith(".shape")
-                  and n[2] == ["n", 0] for n in nodes)
-    per_sample = any(n[0] == "r" and "grad_sample" in n[1] for n in nodes)
+    nodes = list(ir.walk())
+    leading = any(isinstance(n, Subscript) and isinstance(n.value, Name)
+                  and n.value.dotted.endswith(".shape")
+                  and isinstance(n.index, Num) and n.index.value == 0 for n in nodes)
+    per_sample = any(isinstance(n, Name) and "grad_sample" in n.dotted for n in nodes)
     return _Reading("realized") if leading and per_sample else None
 
 
-def _grad_divisors(stmt: dict[str, Any]) -> Iterator[IR]:
+def _grad_divisors(stmt: Statement) -> Iterator[Node]:
     """Divisors applied to a gradient or noise tensor in one statement."""
-    target = stmt["t"] if isinstance(stmt["t"], str) else ""
-    expr = stmt["e"]
+    target = stmt.target if isinstance(stmt.target, str) else ""
+    expr = stmt.expr
     touches = "grad" in target or "noise" in target
-    if stmt["k"] == "aug" and stmt.get("op") == "/" and touches:
+    if stmt.kind == "aug" and stmt.op == "/" and touches:
         yield expr
-    if stmt["k"] == "aug" and stmt.get("op") == "*" and touches and expr[0] == "b" \
-            and expr[1] == "/":
-        yield expr[3]
-    if stmt["k"] == "return" and expr[0] == "b" and expr[1] == "/" and expr[2][0] == "r" \
-            and "grad" in expr[2][1]:
-        yield expr[3]
+    if not isinstance(expr, BinOp) or isinstance(expr, Compare) or expr.op != "/":
+        return
+    if stmt.kind == "aug" and stmt.op == "*" and touches:
+        yield expr.right
+    if stmt.kind == "return" and isinstance(expr.left, Name) and "grad" in expr.left.dotted:
+        yield expr.right
 
 
-def _default(reader: _Reader, function: str, param: str) -> tuple[IR, Evidence] | None:
+def _default(reader: _Reader, function: str, param: str) -> tuple[Node, Evidence] | None:
     """The literal default of ``param`` of the first function named ``function``."""
     for path, qual, scope in reader.scopes(function):
-        for name, default in scope["params"]:
+        for name, default in scope.params:
             if name == param and default is not None:
-                shown = repr(default[1]) if default[0] in ("c", "s", "n") else "..."
+                shown = repr(default.value) if isinstance(default, (Const, Str, Num)) else "..."
                 note = f"def {qual}(..., {name}={shown})"
-                return default, Evidence("", Span(path, scope["line"]), note)
+                return default, Evidence("", Span(path, scope.line), note)
     return None
 
 
@@ -314,13 +344,14 @@ def _relabel(evidence: Evidence, role: str) -> Evidence:
 def _samplers(reader: _Reader) -> list[Evidence]:
     return [Evidence("poisson:sampler", Span(path, info["line"]), f"class {name}")
             for path in reader.project.paths
-            for name, info in (reader.project.summary(path) or {}).get("classes", {}).items()
-            if name in SAMPLERS]
+            if (summary := reader.index.summary(path)) is not None
+            for name, info in summary.classes.items() if name in SAMPLERS]
 
 
 def _unparsable(reader: _Reader) -> list[str]:
-    return [f"{path} does not parse ({summary['unsupported']})" for path in reader.project.paths
-            if (summary := reader.project.summary(path)) is not None and "unsupported" in summary]
+    return [f"{path} does not parse ({summary.unsupported})" for path in reader.project.paths
+            if (summary := reader.index.summary(path)) is not None
+            and summary.unsupported is not None]
 
 
 def _summarizer(texts: Mapping[str, str]) -> SummarySource:
@@ -355,13 +386,14 @@ def classify_library(files: Mapping[str, str] | Collection[str],
     if not data:
         why = next((r.reason for r in readings if r.reason), "no division of a gradient found")
         reasons.append(("normalization_mean", "; ".join([why, *broken])))
-    flag = next(((function, param, *found) for function, param in POISSON_FLAGS
+    flag = next(((param, *found) for function, param in POISSON_FLAGS
                  if (found := _default(reader, function, param)) is not None), None)
     samplers = _samplers(reader)
     evidence.extend(samplers)
-    poisson_default = flag is not None and flag[2] == ["c", True]
-    if flag is not None:
-        evidence.append(_relabel(flag[3], "poisson:default"))
+    flag_param, flag_default, flag_evidence = flag if flag is not None else (None, None, None)
+    poisson_default = isinstance(flag_default, Const) and flag_default.value is True
+    if flag_evidence is not None:
+        evidence.append(_relabel(flag_evidence, "poisson:default"))
     builtin = bool(samplers) or flag is not None
     mechanism = MECHANISMS.get(code, "unknown") if builtin else "not supported"
     if mechanism == "unknown":
@@ -378,25 +410,26 @@ def classify_library(files: Mapping[str, str] | Collection[str],
         default_accountant=_accountant(reader, evidence),
         mechanism=mechanism,
         evidence=tuple(evidence),
-        variants=_variants(flag[1] if flag else None, poisson_default, {r.kind for r in data}),
+        variants=_variants(flag_param, poisson_default, {r.kind for r in data}),
         reasons=tuple(reasons),
     )
 
 
 def _accountant(reader: _Reader, evidence: list[Evidence]) -> str | None:
     found = _default(reader, "__init__", "accountant")
-    if found is not None and found[0][0] == "s" and found[0][1] in ACCOUNTANTS:
-        evidence.append(_relabel(found[1], "accountant"))
-        return ACCOUNTANTS[found[0][1]]
+    default, shown = found if found is not None else (None, None)
+    if isinstance(default, Str) and default.value in ACCOUNTANTS and shown is not None:
+        evidence.append(_relabel(shown, "accountant"))
+        return ACCOUNTANTS[default.value]
     # engines without an accountant choice report through their RDP analysis module
     for path, qual, scope in reader.scopes("compute_rdp"):
-        evidence.append(Evidence("accountant", Span(path, scope["line"]), f"def {qual}"))
+        evidence.append(Evidence("accountant", Span(path, scope.line), f"def {qual}"))
         return "opacus-rdp"
     return None
 
 
 def _sum_normalization(reader: _Reader,
-                       divisions: list[tuple[Ctx, dict[str, Any], _Reading]],
+                       divisions: list[tuple[Ctx, Statement, _Reading]],
                        evidence: list[Evidence]) -> tuple[str, str]:
     """The normalization with ``loss_reduction="sum"``, read from the branches: of the
     divisions that decide ``normalization_mean`` (by the batch size, realized or expected), those
@@ -411,12 +444,12 @@ def _sum_normalization(reader: _Reader,
         return "unknown", "no gradient division found to read the sum branch from"
     left: list[_Reading] = []
     for ctx, stmt, reading in divisions:
-        gate = _mean_gate(reader.scopes_of(ctx.path).get(ctx.scope, {}), stmt)
+        gate = _mean_gate(reader.scopes_of(ctx.path).get(ctx.scope), stmt)
         if gate is None:
             left.append(reading)
             continue
         found = Evidence("normalization:sum", Span(ctx.path, gate),
-                         f'divides only when loss_reduction == "mean" (line {stmt["line"]})')
+                         f'divides only when loss_reduction == "mean" (line {stmt.line})')
         if found.span not in {e.span for e in evidence if e.role == "normalization:sum"}:
             evidence.append(found)
     kinds = {r.kind for r in left}
@@ -428,34 +461,37 @@ def _sum_normalization(reader: _Reader,
     return "unknown", f"the divisions left with loss_reduction=\"sum\" differ: {sorted(kinds)}"
 
 
-def _mean_gate(scope: dict[str, Any], stmt: dict[str, Any]) -> int | None:
+def _mean_gate(scope: Scope | None, stmt: Statement) -> int | None:
     """The line of an ``if`` whose arm holding ``stmt`` runs only when loss_reduction is
     ``"mean"`` (not ``"sum"``), else None."""
-    tests = scope.get("ifs", {})
-    for line, arm in stmt.get("br", ()):
-        if _excludes_sum(tests.get(str(line)), arm == 0):
+    for line, arm in stmt.arms:
+        if _excludes_sum(scope.if_test(line) if scope is not None else None, arm == 0):
             return int(line)
     return None
 
 
-def _excludes_sum(test: IR | None, holds: bool) -> bool:
+def _excludes_sum(test: Node | None, holds: bool) -> bool:
     """Whether ``test`` evaluating to ``holds`` implies loss_reduction != "sum": a comparison
     of a ``loss_reduction`` name with "mean" or "sum", through ``not``, a true ``and`` (any
     conjunct) and a false ``or`` (any disjunct)."""
     if test is None:
         return False
-    if test[0] == "u" and test[1] == "not":
-        return _excludes_sum(test[2], not holds)
-    if test[0] == "?" and test[1] in ("and", "or") and holds == (test[1] == "and"):
-        return any(_excludes_sum(part, holds) for part in test[2:])
-    if test[0] != "cmp" or test[1] not in ("==", "!="):
+    if isinstance(test, UnaryOp) and test.op == "not":
+        return _excludes_sum(test.operand, not holds)
+    if isinstance(test, Opaque) and test.kind in ("and", "or") and holds == (test.kind == "and"):
+        return any(_excludes_sum(part, holds) for part in test.parts)
+    if not isinstance(test, Compare) or test.op not in ("==", "!="):
         return False
-    named = [side for side in (test[2], test[3]) if side[0] == "r"]
-    literal = [side[1] for side in (test[2], test[3]) if side[0] == "s"]
-    if len(named) != 1 or tail_name(named[0][1]) != "loss_reduction" or len(literal) != 1:
+    sides = (test.left, test.right)
+    named = [side.dotted for side in sides if isinstance(side, Name)]
+    literal = [side.value for side in sides if isinstance(side, Str)]
+    if len(named) != 1 or len(literal) != 1:
         return False
-    equal = holds == (test[1] == "==")
-    return (literal[0] == "mean") == equal and literal[0] in ("mean", "sum")
+    [reader], [value] = named, literal
+    if tail_name(reader) != "loss_reduction":
+        return False
+    equal = holds == (test.op == "==")
+    return (value == "mean") == equal and value in ("mean", "sum")
 
 
 def _variants(param: str | None, poisson_default: bool,

@@ -159,7 +159,8 @@ class MarkerFinder:
                     continue
                 seen.add(ctx)
                 if tail in NOISE_TAILS and self.steps.returns_noise(ctx):
-                    helpers.add(ctx.scope.rpartition(".")[2])
+                    _, _, helper = ctx.scope.rpartition(".")
+                    helpers.add(helper)
                 if find_usage(self.index, [ctx]) or self.handwritten.analyze([ctx]).noise:
                     yield ctx
         for helper in sorted(helpers):

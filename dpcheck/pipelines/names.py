@@ -17,11 +17,10 @@ from typing import Any
 from dpcheck.pipelines.binding import Binding
 from dpcheck.pipelines.options import ABSL_FLAGS, ARGS_PARSERS
 from dpcheck.pipelines.scope import Ctx
-from dpcheck.sites.ir import IR, callee_name, tail_name, walk
+from dpcheck.sites.ir import IR, tail_name
 from dpcheck.sites.modules import resolve_module
-from dpcheck.sites.nodes import Const, Num, Opaque, Str
-
-Summary = dict[str, Any]
+from dpcheck.sites.nodes import Call, Const, Name, Num, Opaque, Str, Subscript, node
+from dpcheck.sites.views import ModuleSummary, Scope
 
 
 class NamesMixin:
@@ -52,18 +51,19 @@ class NamesMixin:
         found = self._local(name, ctx, scope)
         if found is not None:
             return found
-        for param, default in scope["params"]:
-            if param == name:
-                return Binding("param", default, ctx, scope["line"], name=param)
+        for param in scope.params:
+            if param.name == name:
+                return Binding("param", param.default, ctx, scope.line, name=param.name)
         nested = f"{ctx.scope}.{name}"
-        if nested in summary["scopes"] and ctx.scope not in summary["classes"] \
+        if nested in summary.scopes and ctx.scope not in summary.classes \
                 and ctx.scope != "<module>":
-            kind = "class" if nested in summary["classes"] else "function"
-            return Binding(kind, None, Ctx(ctx.path, nested), summary["scopes"][nested]["line"],
+            kind = "class" if nested in summary.classes else "function"
+            return Binding(kind, None, Ctx(ctx.path, nested), summary.scopes[nested].line,
                            name=nested)
         if ctx.scope != "<module>":
-            parent = ctx.scope.rsplit(".", 1)[0] if "." in ctx.scope else "<module>"
-            if parent in summary["classes"]:
+            enclosing, _, _ = ctx.scope.rpartition(".")
+            parent = enclosing or "<module>"
+            if parent in summary.classes:
                 parent = "<module>"
             rebound = self._rebound(name, ctx) if parent == "<module>" else None
             return rebound or self.bind(name, Ctx(ctx.path, parent), depth + 1)
@@ -78,9 +78,10 @@ class NamesMixin:
         writers = [w for w in self.global_writers(reader.path).get(name, ()) if w != reader.scope]
         if not writers:
             return None
-        first = Ctx(reader.path, writers[0])
-        if len(writers) > 1:
-            return Binding("global", None, first, self.scope(first)["line"], name=name)
+        writer, *others = writers
+        first = Ctx(reader.path, writer)
+        if others:
+            return Binding("global", None, first, self.scope(first).line, name=name)
         return self._local(name, first, self.scope(first))
 
     def _global_writers(self, path: str) -> dict[str, tuple[str, ...]]:
@@ -88,62 +89,63 @@ class NamesMixin:
         assign it (computed once per file)."""
         summary = self.summary(path)
         writers: dict[str, list[str]] = {}
-        for qual, scope in (summary or {}).get("scopes", {}).items():
-            for name in scope.get("globals", ()):
+        for qual, scope in (summary.scopes if summary else {}).items():
+            for name in scope.globals:
                 if self._local(name, Ctx(path, qual), scope) is not None:
                     writers.setdefault(name, []).append(qual)
         return {name: tuple(quals) for name, quals in writers.items()}
 
-    def _local(self, name: str, ctx: Ctx, scope: dict[str, Any]) -> Binding | None:
+    def _local(self, name: str, ctx: Ctx, scope: Scope) -> Binding | None:
         best: Binding | None = None
-        reader: list[list[int]] | None = None
-        for stmt in scope["stmts"]:
-            if stmt["line"] >= ctx.line:
+        reader: list[tuple[int, int]] | None = None
+        for stmt in scope.statements:
+            if stmt.line >= ctx.line:
                 break
-            if stmt["k"] not in ("assign", "for", "with"):
+            if stmt.kind not in ("assign", "for", "with"):
                 continue
-            index = _positions(stmt["t"], name)
+            index = _positions(stmt.target, name)
             if index is None:
                 continue
-            if "br" in stmt:
+            if stmt.arms:
                 if reader is None:
                     reader = _arms_at(scope, ctx.line)
-                if _exclusive(stmt["br"], reader):
+                if _exclusive(stmt.arms, reader):
                     continue
-            kind = "loop" if stmt["k"] == "for" else "assign"
-            best = Binding(kind, stmt["e"], Ctx(ctx.path, ctx.scope, stmt["line"]),
-                           stmt["line"], index or None, name)
+            kind = "loop" if stmt.kind == "for" else "assign"
+            best = Binding(kind, stmt.expr, Ctx(ctx.path, ctx.scope, stmt.line),
+                           stmt.line, index or None, name)
         return best
 
-    def _global(self, name: str, ctx: Ctx, summary: Summary, depth: int) -> Binding | None:
+    def _global(self, name: str, ctx: Ctx, summary: ModuleSummary, depth: int) -> Binding | None:
         head, _, rest = name.partition(".")
-        if name in summary["scopes"] and name != "<module>":
-            scope = summary["scopes"][name]
-            kind = "class" if name in summary["classes"] else "function"
-            return Binding(kind, None, Ctx(ctx.path, name), scope["line"], name=name)
-        target = summary["imports"].get(head)
+        if name in summary.scopes and name != "<module>":
+            scope = summary.scopes[name]
+            kind = "class" if name in summary.classes else "function"
+            return Binding(kind, None, Ctx(ctx.path, name), scope.line, name=name)
+        target = summary.imports.get(head)
         if target is None:
             return self._starred(name, ctx, summary, depth)
         full = f"{target}.{rest}" if rest else target
         located = self.module_path(ctx.path, full)
-        if located is None or self._bundled_import(located[0], ctx.path):
+        path, attr = located if located is not None else ("", "")
+        if located is None or self._bundled_import(path, ctx.path):
             return Binding("module", None, ctx, 0, name=full, library=True)
-        path, attr = located
         if not attr:
             return Binding("module", None, Ctx(path, "<module>"), 0, name=full)
         return self.bind(attr, Ctx(path, "<module>"), depth + 1)
 
-    def _starred(self, name: str, ctx: Ctx, summary: Summary, depth: int) -> Binding | None:
+    def _starred(self, name: str, ctx: Ctx, summary: ModuleSummary, depth: int) -> Binding | None:
         """``name`` bound by a ``from module import *`` of the module: the first project module
         imported so that defines it (a library's ``*`` names nothing dpcheck can list). Only a
         few star imports deep: chains of them are followed, cycles end."""
         if depth > 2:
             return None
-        for module in summary.get("stars", ()):
+        for module in summary.stars:
             located = self.module_path(ctx.path, module)
-            if located is None or located[1] or located[0] == ctx.path:
+            path, attr = located if located is not None else (ctx.path, "")
+            if attr or path == ctx.path:
                 continue
-            found = self.bind(name, Ctx(located[0], "<module>"), depth + 1)
+            found = self.bind(name, Ctx(path, "<module>"), depth + 1)
             if found is not None:
                 return found
         return None
@@ -171,32 +173,32 @@ class NamesMixin:
         owner = self.bind(base, ctx)
         if owner is None:
             return None
-        if owner.kind == "assign" and owner.ir is not None and owner.ir[0] == "r" \
-                and tail_name(owner.ir[1]) == ABSL_FLAGS:
+        if owner.kind == "assign" and isinstance(owner.ir, Name) \
+                and owner.ir.last == ABSL_FLAGS:
             return self.option(attr, ctx.path)
         if owner.kind == "param" and owner.ir is None:
             return self._param_attribute(owner, attr)
         if owner.kind == "module":
-            return None if owner.library else self.attribute(name.split(".", 1)[1], owner.ctx)
+            _, _, inside = name.partition(".")
+            return None if owner.library else self.attribute(inside, owner.ctx)
         if owner.kind == "class":
             return self._class_attribute(owner.ctx.path, owner.name, attr)
         if owner.kind in ("assign", "param") and owner.ir is not None and owner.index is None:
             value = owner.ir
-            if value[0] == "call":
-                called = callee_name(value) or ""
-                tail = tail_name(called)
-                if tail in ARGS_PARSERS:
+            if isinstance(value, Call):
+                called = value.name or ""
+                if value.method in ARGS_PARSERS:
                     return self.option(attr, owner.ctx.path)
                 returned = self._returned_option(value, owner.ctx, attr)
                 if returned is not None:
                     return returned
-                if attr in value[3]:
-                    return Binding("assign", value[3][attr], owner.ctx, owner.line, name=attr)
+                if attr in value.kwargs:
+                    return Binding("assign", value.kwargs[attr], owner.ctx, owner.line, name=attr)
                 cls = self.bind(called, owner.ctx)
                 if cls is not None and cls.kind == "class":
                     return self._class_attribute(cls.ctx.path, cls.name, attr)
-            if value[0] == "i" and value[1][0] == "call":
-                if (callee_name(value[1]) or "").endswith("parse_known_args"):
+            if isinstance(value, Subscript) and isinstance(value.value, Call):
+                if (value.value.name or "").endswith("parse_known_args"):
                     return self.option(attr, owner.ctx.path)
         return self.dataclass_field(owner, attr)
 
@@ -255,17 +257,19 @@ class NamesMixin:
         """The library name of what ``value`` evaluates to, followed by ``rest``: a name's, or
         for a call, an instance of the library class (or of the project class) it calls; for
         ``a if c else b``, the name both arms have (None when they differ)."""
-        if value[0] == "r":
-            return self.library_name(".".join([value[1], *rest]), ctx)
+        value = node(value)
+        if isinstance(value, Name):
+            return self.library_name(".".join([value.dotted, *rest]), ctx)
         if isinstance(value, Opaque) and value.kind == "ifexp" and value.parts:
             arms = {self._value_name(arm, ctx, rest) for arm in value.parts}
             return arms.pop() if len(arms) == 1 else None
-        if value[0] != "call" or value[1][0] != "r":
+        if not isinstance(value, Call) or not isinstance(value.callee, Name):
             return None
-        callee = self.bind(value[1][1], ctx) or self.attribute(value[1][1], ctx)
+        called = value.callee.dotted
+        callee = self.bind(called, ctx) or self.attribute(called, ctx)
         if callee is not None and callee.kind == "class":
             return self._inherited(callee.ctx.path, callee.name, rest) if rest else None
-        made = self.library_name(value[1][1], ctx)
+        made = self.library_name(called, ctx)
         if made is None:
             return None
         return ".".join([made, *rest]) if rest else f"{made}()"
@@ -279,7 +283,8 @@ class NamesMixin:
         if copied is not None:
             return ".".join([copied, *rest])
         summary = self.summary(path)
-        if not rest or summary is None or f"{cls}.{rest[0]}" in summary.scopes \
+        method = next(iter(rest), None)
+        if method is None or summary is None or f"{cls}.{method}" in summary.scopes \
                 or cls not in summary.classes:
             return None
         where = Ctx(path, "<module>")
@@ -298,20 +303,21 @@ class NamesMixin:
     def _passed_attribute(self, param: Binding, attr: str) -> Binding | None:
         found: list[Binding | None] = []
         for where, arg in self.arguments(param):
-            if arg[0] == "r":
-                found.append(self.attribute(f"{arg[1]}.{attr}", where))
-            elif arg[0] == "call":
+            arg = node(arg)
+            if isinstance(arg, Name):
+                found.append(self.attribute(f"{arg.dotted}.{attr}", where))
+            elif isinstance(arg, Call):
                 found.append(self.parsed_option(arg, where, attr)
                              or self._returned_option(arg, where, attr))
         unique = {(b.kind, b.ctx, b.line, b.name) if b else None for b in found}
-        return found[0] if len(unique) == 1 else None
+        return next(iter(found), None) if len(unique) == 1 else None
 
     def _self_attribute(self, name: str, ctx: Ctx) -> Binding | None:
         scope = self.scope(ctx)
-        cls = scope.get("class") if scope else None
+        cls = scope.owner if scope else None
         if not cls:
             return None
-        attr = name.split(".", 1)[1]
+        _, _, attr = name.partition(".")
         return self._caller_attribute(ctx, attr) or self._class_attribute(
             ctx.path, cls, attr, f"self.{name[5:]}")
 
@@ -335,15 +341,15 @@ class NamesMixin:
         owner = self.bind(base, where)
         if owner is None or owner.kind != "param" or owner.ir is not None or depth > 4:
             return []
-        return [found for caller, arg in self.arguments(owner) if arg[0] == "r"
-                for found in self._set_attribute(arg[1], attr, caller, depth + 1)]
+        return [found for caller, arg in self.arguments(owner) if isinstance(arg, Name)
+                for found in self._set_attribute(arg.dotted, attr, caller, depth + 1)]
 
     def _receivers(self, method: Ctx) -> tuple[tuple[Ctx, str], ...]:
         """Where ``obj.method()`` is called on a named object other than ``self``, and the
         object's name (computed once per method)."""
         found = []
         for where, call in self.call_sites(method):
-            base = (callee_name(call) or "").rpartition(".")[0]
+            base, _, _ = (node(call).name or "").rpartition(".")
             if base and base != "self":
                 found.append((where, base))
         return tuple(found)
@@ -354,14 +360,14 @@ class NamesMixin:
         summary = self.summary(path)
         if not summary:
             return None
-        own = summary["scopes"].get(cls)
+        own = summary.scopes.get(cls)
         if own is not None:
             found = self._local(attr, Ctx(path, cls), own)
             if found is not None:
                 return found
         wanted = self_name or f"self.{attr}"
-        for qual, scope in summary["scopes"].items():
-            if scope.get("class") == cls and qual != cls:
+        for qual, scope in summary.scopes.items():
+            if scope.owner == cls and qual != cls:
                 found = self._local(wanted, Ctx(path, qual), scope)
                 if found is not None:
                     return found
@@ -375,27 +381,28 @@ class NamesMixin:
         summary = self.summary(binding.ctx.path)
         if summary is None or not binding.name:
             return False
-        scope = summary["scopes"].get(binding.ctx.scope)
-        owner = scope.get("class") if scope and binding.name.startswith("self.") else None
-        scopes = [s for s in summary["scopes"].values() if s.get("class") == owner] if owner \
+        scope = summary.scopes.get(binding.ctx.scope)
+        owner = scope.owner if scope and binding.name.startswith("self.") else None
+        scopes = [s for s in summary.scopes.values() if s.owner == owner] if owner \
             else [scope] if scope else []
-        if any(stmt["t"] == binding.name and (stmt["k"] == "aug" or (
-               stmt["k"] == "assign" and stmt["loop"] >= 0
-               and ["r", binding.name] in walk(stmt["e"])))
-               for s in scopes for stmt in s["stmts"]):
+        read = Name(["r", binding.name])
+        if any(stmt.target == binding.name and (stmt.kind == "aug" or (
+               stmt.kind == "assign" and stmt.loop >= 0 and read in stmt.expr.walk()))
+               for s in scopes for stmt in s.statements):
             return True
-        attribute = "." + binding.name.rpartition(".")[2]
+        _, _, last = binding.name.rpartition(".")
+        attribute = "." + last
         return owner is not None and any(
-            stmt["k"] == "aug" and isinstance(stmt["t"], str) and stmt["t"].endswith(attribute)
-            for s in summary["scopes"].values() for stmt in s["stmts"])
+            stmt.kind == "aug" and isinstance(stmt.target, str) and stmt.target.endswith(attribute)
+            for s in summary.scopes.values() for stmt in s.statements)
 
     def unpacked_width(self, binding: Binding) -> int | None:
         """How many names the tuple target ``binding`` was unpacked into (``a, b, c = f()``:
         3); None for a plain binding."""
         scope = self.scope(binding.ctx) if binding.index else None
-        for stmt in scope["stmts"] if scope else ():
-            target = stmt["t"]
-            if stmt["line"] == binding.line and isinstance(target, list) \
+        for stmt in scope.statements if scope else ():
+            target = stmt.target
+            if stmt.line == binding.line and isinstance(target, list) \
                     and _positions(target, binding.name) == binding.index:
                 return len(target)
         return None
@@ -405,7 +412,7 @@ class NamesMixin:
         (``partial`` -> ``functools.partial``); ``name`` itself when that part is not imported."""
         summary = self.summary(path)
         head, dot, rest = name.partition(".")
-        target = summary["imports"].get(head) if summary else None
+        target = summary.imports.get(head) if summary else None
         return f"{target}{dot}{rest}" if target else name
 
 
@@ -421,12 +428,12 @@ def _positions(target: Any, name: str, prefix: tuple[int, ...] = ()) -> tuple[in
     return None
 
 
-def _arms_at(scope: dict[str, Any], line: int) -> list[list[int]]:
+def _arms_at(scope: Scope, line: int) -> list[tuple[int, int]]:
     """The ``if`` arms of the statement of ``scope`` at ``line`` (none if there is no such one)."""
-    return next((s.get("br", []) for s in scope["stmts"] if s["line"] == line), [])
+    return next((s.arms for s in scope.statements if s.line == line), [])
 
 
-def _exclusive(arms: list[list[int]], other: list[list[int]]) -> bool:
+def _exclusive(arms: list[tuple[int, int]], other: list[tuple[int, int]]) -> bool:
     """Whether two statements sit in different arms of one ``if`` (never both run)."""
     taken = {line: arm for line, arm in other}
     return any(taken.get(line, arm) != arm for line, arm in arms)

@@ -24,7 +24,7 @@ from dpcheck.pipelines.index import ProjectIndex
 from dpcheck.pipelines.scope import Ctx
 from dpcheck.pipelines.values import Evaluator
 from dpcheck.sites.ir import IR
-from dpcheck.sites.nodes import Call, Name, Node, Opaque, Str, node, walk
+from dpcheck.sites.nodes import Call, Const, Name, Node, Opaque, Str, node, walk
 
 #: Normalization codes of the version table -> divisor kinds of ``dpcheck.pipelines.divisor``.
 NORMALIZATION = {"A": "realized", "EA": "expected", "FEA": "floor-expected", "none": "none"}
@@ -61,7 +61,8 @@ class OpacusUsage:
         if name in self.call.kwargs:
             return self.call.kwargs[name]
         if self.engine is not None:
-            return self.engine[1].kwargs.get(name)
+            _, engine = self.engine
+            return engine.kwargs.get(name)
         return None
 
 
@@ -119,7 +120,10 @@ def engine_api(index: ProjectIndex, call: Call, ctx: Ctx) -> Api | None:
     if call.method not in entry_methods(index):
         return None
     engine = engine_of(index, call, ctx)
-    if engine is None or not is_opacus_engine(index, engine[1], engine[0]):
+    if engine is None:
+        return None
+    where, constructor = engine
+    if not is_opacus_engine(index, constructor, where):
         return None
     return index.api_catalog.match(f"opacus.PrivacyEngine.{call.method}", _USAGE_ROLES)
 
@@ -158,10 +162,11 @@ def engine_of(index: ProjectIndex, call: Call, ctx: Ctx) -> tuple[Ctx, Call] | N
     if constructed is not None:
         return ctx, constructed
     name = call.name or ""
-    binding = index.attribute(name.rsplit(".", 1)[0], ctx) if "." in name else None
+    receiver, _, _ = name.rpartition(".")
+    binding = index.attribute(receiver, ctx) if "." in name else None
     value = binding.ir if binding is not None else None
     if isinstance(value, Opaque) and value.kind == "ifexp" and value.parts:
-        value = value.parts[0]
+        value, *_ = value.parts
     if binding is not None and isinstance(value, Call):
         return binding.ctx, value
     return None
@@ -174,7 +179,7 @@ def loader_decides(usage: OpacusUsage, row: dict[str, Any]) -> bool:
     fixed batch size of a shuffled loader, floor(N*q) of a Poisson one) and the mechanism
     follows the sampling found; with that sampling unknown, so is the mechanism."""
     flag = usage.keyword("poisson_sampling")
-    return flag not in (None, ["c", True]) and any(
+    return flag is not None and not _is_constant(flag, True) and any(
         variant.get("sampling") == "shuffle" and "normalization_mean" not in variant
         and str(variant.get("when", "")).startswith("poisson_sampling")
         for variant in row.get("variants") or [])
@@ -183,10 +188,10 @@ def loader_decides(usage: OpacusUsage, row: dict[str, Any]) -> bool:
 def normalization(usage: OpacusUsage, row: dict[str, Any]) -> tuple[str, str]:
     """(divisor kind, why) for a usage under a version-table row."""
     reduction = usage.keyword("loss_reduction")
-    if reduction == ["s", "sum"]:
+    if _is_constant(reduction, "sum"):
         return NORMALIZATION.get(row["normalization_sum"], "unknown"), (
             'loss_reduction="sum": the noisy sum is not normalized')
-    if reduction not in (None, ["s", "mean"]):
+    if reduction is not None and not _is_constant(reduction, "mean"):
         return "unknown", "loss_reduction is not a literal dpcheck can read"
     code = row["normalization_mean"]
     for variant in row.get("variants") or []:
@@ -194,17 +199,24 @@ def normalization(usage: OpacusUsage, row: dict[str, Any]) -> tuple[str, str]:
         flag = "poisson_sampling" if when.startswith("poisson_sampling") else "poisson"
         given = usage.keyword(flag)
         default_case = "default" in when
-        if (given == ["c", False]) or (given is None and default_case):
+        if _is_constant(given, False) or (given is None and default_case):
             if "normalization_mean" in variant:
                 code = variant["normalization_mean"]
                 return NORMALIZATION.get(code, "unknown"), f"opacus {row['version']}: {when}"
-            if variant.get("sampling") == "shuffle" and given == ["c", False]:
+            if variant.get("sampling") == "shuffle" and _is_constant(given, False):
                 return NORMALIZATION.get(code, "unknown"), (
                     f"{KEPT_LOADER}; opacus {row['version']} divides by floor(N/len(loader)), "
                     "the fixed batch size when that loader draws fixed-size batches")
     return NORMALIZATION.get(code, "unknown"), (
         f"opacus {row['version']} normalizes the noisy sum by "
         f"{ {'A': '|B|', 'EA': 'N*q', 'FEA': 'floor(N*q)'}.get(code, code) }")
+
+
+def _is_constant(expr: IR | None, value: str | bool) -> bool:
+    """Whether ``expr`` is the literal ``value`` (a string, or ``True``/``False``)."""
+    if isinstance(value, bool):
+        return isinstance(expr, Const) and expr.value is value
+    return isinstance(expr, Str) and expr.value == value
 
 
 #: Where a zero noise multiplier must come from for an engine to clip only: written in the code
@@ -225,7 +237,8 @@ def clips_only(usage: OpacusUsage, evaluator: Evaluator) -> Evidence | None:
     for ctx, call in sites:
         if not isinstance(call, Call) or "noise_multiplier" not in call.kwargs:
             continue
-        line = call.keyword_lines.get("noise_multiplier", call.position[0])
+        call_line, _, _, _ = call.position
+        line = call.keyword_lines.get("noise_multiplier", call_line)
         value = evaluator.value(call.kwargs["noise_multiplier"], ctx)  # read at its statement
         if value is not None and value.value == 0 and value.source in FIXED_SOURCES:
             return Evidence("noise", Span(ctx.path, line),
@@ -311,7 +324,7 @@ def _handed_on_may_step(index: ProjectIndex, call: Call, argument: Node, ctx: Ct
     scope = index.scope(function) if function is not None else None
     if function is None or scope is None:
         return True
-    params = [p[0] for p in scope["params"]]
+    params = [p.name for p in scope.params]
     received = next((p for p in params if argument_for(call, params, p) is argument), None)
     if received is None:
         return True
@@ -325,10 +338,10 @@ def _returned_optimizer(index: ProjectIndex, usage: OpacusUsage) -> str | None:
     scope = index.scope(usage.ctx)
     statement = next((s for s in scope.statements if s.line == usage.ctx.line), None) if scope else None
     target = statement.target if statement is not None and statement.kind == "assign" else None
-    if not isinstance(target, list) or len(target) < 2 or not isinstance(target[1], str):
+    if not isinstance(target, list) or len(target) < 2:
         return None
-    name = target[1]
-    return name if name.isidentifier() else None
+    _, name, *_ = target
+    return name if isinstance(name, str) and name.isidentifier() else None
 
 
 def _stores_into(name: str, target: object) -> bool:

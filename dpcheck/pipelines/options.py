@@ -11,12 +11,13 @@ defaults of the fields that size batches and steps).
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
 
 from dpcheck.model import Span
 from dpcheck.pipelines.binding import Binding
 from dpcheck.pipelines.scope import Ctx
-from dpcheck.sites.ir import IR, callee_name, tail_name
+from dpcheck.sites.ir import IR, tail_name
+from dpcheck.sites.nodes import Attr, Call, Const, Name, Node, Num, Seq, node
+from dpcheck.sites.views import Option
 
 ARGS_PARSERS: frozenset[str] = frozenset({"parse_args", "parse_known_args"})
 #: The absl flag-values object: ``FLAGS.x`` (or ``flags.FLAGS.x``) reads ``DEFINE_*("x", ...)``.
@@ -44,33 +45,36 @@ class OptionsMixin:
             summary = self.summary(candidate)
             if not summary:
                 continue
-            for entry in summary["argparse"]:
-                if entry["dest"] == dest:
-                    default = entry["default"] or _implicit_default(entry)
+            for entry in summary.options:
+                if entry.dest == dest:
+                    default = entry.default or _implicit_default(entry)
                     return Binding("option", default, Ctx(candidate, "<module>"),
-                                   entry["line"], name=dest)
+                                   entry.line, name=dest)
         return None
 
     def parsed_option(self, call: IR, ctx: Ctx, attr: str) -> Binding | None:
         """Option ``attr`` of a ``parser.parse_args()`` call, or of ``vars()`` of parsed args
         (``main(**vars(parser.parse_args()))`` passes every option as a keyword)."""
-        tail = tail_name(callee_name(call))
-        if tail == "vars" and len(call[2]) == 1:
-            inner = call[2][0]
-            if inner[0] == "call":
+        call = node(call)
+        if not isinstance(call, Call):
+            return None
+        tail = call.method
+        if tail == "vars" and len(call.args) == 1:
+            inner = call.argument(0)
+            if isinstance(inner, Call):
                 return self.parsed_option(inner, ctx, attr)
-            return self.attribute(f"{inner[1]}.{attr}", ctx) if inner[0] == "r" else None
+            return self.attribute(f"{inner.dotted}.{attr}", ctx) if isinstance(inner, Name) \
+                else None
         return self.option(attr, ctx.path) if tail in ARGS_PARSERS else None
 
-    def _returned_option(self, call: IR, ctx: Ctx, attr: str) -> Binding | None:
-        target = self.function(callee_name(call) or "", ctx)
+    def _returned_option(self, call: Call, ctx: Ctx, attr: str) -> Binding | None:
+        target = self.function(call.name or "", ctx)
         scope = self.scope(target) if target else None
         if target is None or scope is None:
             return None
-        for stmt in scope["stmts"]:
-            value = stmt["e"]
-            if stmt["k"] == "return" and value[0] == "call" and tail_name(
-                    callee_name(value)) in ARGS_PARSERS:
+        for stmt in scope.statements:
+            value = stmt.expr
+            if stmt.kind == "return" and isinstance(value, Call) and value.method in ARGS_PARSERS:
                 return self.option(attr, target.path)
         return None
 
@@ -78,11 +82,13 @@ class OptionsMixin:
         """Whether ``arg`` is the item ``name`` of ``**vars(parser.parse_args())`` while the
         file's parser declares options but not ``name``: the keyword is not passed at all (the
         parameter keeps its default), whatever another script declares."""
-        if arg[0] != "a" or arg[1][0] != "call" or tail_name(callee_name(arg[1])) != "vars":
+        arg = node(arg)
+        if not isinstance(arg, Attr) or not isinstance(arg.base, Call) \
+                or arg.base.method != "vars":
             return False
         summary = self.summary(ctx.path)
-        declared = {entry["dest"] for entry in summary["argparse"]} if summary else set()
-        return bool(declared) and arg[2] not in declared
+        declared = {entry.dest for entry in summary.options} if summary else set()
+        return bool(declared) and arg.attr not in declared
 
     def dataclass_field(self, owner: Binding, attr: str) -> Binding | None:
         """``x.attr`` where ``owner`` binds ``x`` to one of the dataclass instances
@@ -90,20 +96,26 @@ class OptionsMixin:
         the matching class as an ``option`` binding whose ``ir`` is the field's default. None when
         the call, the class or the field is not found (or the field has no literal default)."""
         call = owner.ir
-        if owner.kind != "assign" or call is None or call[0] != "call" \
-                or tail_name(callee_name(call)) not in PARSE_METHODS:
+        if owner.kind != "assign" or not isinstance(call, Call) \
+                or call.method not in PARSE_METHODS:
             return None
         where = replace(owner.ctx, line=owner.line)
-        parser = self.bind((callee_name(call) or "").rpartition(".")[0], where)
+        receiver, _, _ = (call.name or "").rpartition(".")
+        parser = self.bind(receiver, where)
         made = parser.assigned() if parser is not None else None
-        if made is None or made[0][0] != "call" or not made[0][2] \
-                or tail_name(callee_name(made[0])) not in ARGUMENT_PARSERS:
+        if made is None:
             return None
-        classes = made[0][2][0][1] if made[0][2][0][0] == "t" else [made[0][2][0]]
-        position = owner.index[0] if owner.index else 0
-        if position >= len(classes) or classes[position][0] != "r" or len(owner.index or (0,)) != 1:
+        constructor, place = made
+        given = constructor.argument(0) if isinstance(constructor, Call) else None
+        if given is None or constructor.method not in ARGUMENT_PARSERS:
             return None
-        return self._field(classes[position][1], made[1], attr, Span(made[1].path, *made[0][4]))
+        classes = given.items if isinstance(given, Seq) else [given]
+        position = next(iter(owner.index or ()), 0)
+        if position >= len(classes) or not isinstance(classes[position], Name) \
+                or len(owner.index or (0,)) != 1:
+            return None
+        return self._field(classes[position].dotted, place, attr,
+                           Span(place.path, *constructor.position))
 
     def _field(self, name: str, ctx: Ctx, attr: str, parser: Span,
                    depth: int = 0) -> Binding | None:
@@ -112,28 +124,29 @@ class OptionsMixin:
         if binding is not None and binding.kind == "module":
             known = TRAINING_ARGUMENT_DEFAULTS.get(attr) if binding.name.startswith(
                 "transformers") and tail_name(binding.name) in TRAINING_ARGUMENTS else None
-            return Binding("option", ["n", known], Ctx(parser.path, "<module>"), parser.line,
-                           name=attr) if known is not None else None
+            return Binding("option", Num(["n", known]), Ctx(parser.path, "<module>"),
+                           parser.line, name=attr) if known is not None else None
         summary = self.summary(binding.ctx.path) if binding is not None else None
         if binding is None or binding.kind != "class" or summary is None:
             return None
-        for stmt in summary["scopes"][binding.name]["stmts"]:
-            if stmt["k"] == "assign" and stmt["t"] == attr:
-                value = stmt["e"]
-                if value[0] == "call" and tail_name(callee_name(value)) == "field":
-                    value = value[3].get("default")
-                return Binding("option", value, Ctx(binding.ctx.path, binding.name), stmt["line"],
+        for stmt in summary.scopes[binding.name].statements:
+            if stmt.kind == "assign" and stmt.target == attr:
+                value: Node | None = stmt.expr
+                if isinstance(value, Call) and value.method == "field":
+                    value = value.kwargs.get("default")
+                return Binding("option", value, Ctx(binding.ctx.path, binding.name), stmt.line,
                                name=attr) if value is not None else None
         where = Ctx(binding.ctx.path, "<module>")
-        for base in summary["classes"][binding.name]["bases"]:
+        for base in summary.bases(binding.name):
             found = self._field(base, where, attr, parser, depth + 1) if base else None
             if found is not None:
                 return found
         return None
 
 
-def _implicit_default(entry: dict[str, Any]) -> IR | None:
+def _implicit_default(entry: Option) -> Const | None:
     """The default an argparse flag without ``default=`` has by its action: ``False`` for
     ``action="store_true"``, ``True`` for ``"store_false"``."""
-    action = entry.get("action")
-    return ["c", action == "store_false"] if action in ("store_true", "store_false") else None
+    action = entry.action
+    return Const(["c", action == "store_false"]) if action in ("store_true", "store_false") \
+        else None

@@ -33,7 +33,8 @@ from dpcheck.pipelines.sampling.decision import Sampling, loader_dataset
 from dpcheck.pipelines.scope import Ctx
 from dpcheck.pipelines.tf_privacy import KEYWORDS as TF_KEYWORDS
 from dpcheck.pipelines.values import Evaluator, Value
-from dpcheck.sites.ir import IR, callee_name, tail_name, walk
+from dpcheck.sites.ir import IR
+from dpcheck.sites.nodes import BinOp, Call, Name, Node, Num, node
 
 #: Noise draws whose positional arguments are (key, shape) or (shape, mean, std), not (mean, std).
 KEY_FIRST_NORMALS = ("jax.random.", "random.normal", "tf.random.", "tensorflow.random.")
@@ -112,8 +113,11 @@ class ParamCollector:
                 for keyword in keywords:
                     offer(self._resolve(name, usage.keyword(keyword), usage.ctx))
         if optimizer is not None:
+            where, made = optimizer
+            constructor = node(made)
             for name, keyword in TF_KEYWORDS.items():
-                offer(self._resolve(name, optimizer[1][3].get(keyword), optimizer[0]))
+                given = constructor.kwargs.get(keyword) if isinstance(constructor, Call) else None
+                offer(self._resolve(name, given, where))
         if update is not None:
             self._handwritten(update, offer)
         # under accumulation a draw's rate and the loop's count are not per noisy step
@@ -121,21 +125,24 @@ class ParamCollector:
         for name, found in (("q", sampling.rate), ("steps", sampling.steps),
                             ("N", sampling.population)):
             if found is not None and name not in per_draw:
-                offer(self._resolve(name, found[1], found[0]))
+                where, expr = found
+                offer(self._resolve(name, expr, where))
         if accumulating is not None and sampling.steps is not None:
-            offer(accumulated_steps(accumulating, self._resolve("steps", sampling.steps[1],
-                                                                sampling.steps[0]), self.values))
+            where, count = sampling.steps
+            offer(accumulated_steps(accumulating, self._resolve("steps", count, where),
+                                    self.values))
         if sampling.rate is not None:
             offer_physical(self._batch_of_rate(*sampling.rate))
         if sampling.loader is not None:
-            ctx, loader = sampling.loader
-            offer_physical(self._resolve("batch_size", loader[3].get("batch_size"), ctx))
-            offer(self._resolve("epochs", loader[3].get("epochs", loader[3].get("num_epochs")),
-                                ctx))
+            ctx, made = sampling.loader
+            loader = node(made)
+            given = loader.kwargs if isinstance(loader, Call) else {}
+            offer_physical(self._resolve("batch_size", given.get("batch_size"), ctx))
+            offer(self._resolve("epochs", given.get("epochs", given.get("num_epochs")), ctx))
             if sampling.kind == "shuffle" or usage is not None:
                 # fixed-size batches per epoch, or Opacus' q = 1/len(loader) of the loader passed
-                offer(self._resolve("drop_last", loader[3].get(
-                    "drop_last", loader[3].get("drop_remainder")), ctx))
+                offer(self._resolve("drop_last", given.get(
+                    "drop_last", given.get("drop_remainder")), ctx))
             dataset = loader_dataset(loader)
             if dataset is not None:
                 size = self.values.dataset_size(dataset, ctx)
@@ -146,7 +153,8 @@ class ParamCollector:
         if usage is not None and usage.keyword("sample_rate") is not None:
             offer(self._batch_of_rate(usage.ctx, usage.keyword("sample_rate")))
         if sampling.batch is not None:
-            offer_physical(self._resolve("batch_size", sampling.batch[1], sampling.batch[0]))
+            where, batch = sampling.batch
+            offer_physical(self._resolve("batch_size", batch, where))
         claimed = [self.accountant_args(call) for call in accountants]
         for call in accountants:
             self._rate_terms(call, params.get("batch_size"), offer)
@@ -185,11 +193,14 @@ class ParamCollector:
         """sigma = noise std / clip threshold, from ``normal(0, std)`` or ``std * randn(...)``.
         When the std is a product with a factor equal to the clip threshold, sigma is the other
         factor and keeps that factor's provenance."""
-        std = call[3].get("std", call[3].get("scale", call[3].get("stddev")))
-        name = callee_name(call) or ""
-        if std is None and len(call[2]) >= 2 and name.endswith("normal") and not name.startswith(
-                KEY_FIRST_NORMALS):
-            std = call[2][1]
+        call = node(call)
+        if not isinstance(call, Call):
+            return None
+        given = call.kwargs
+        std = given.get("std", given.get("scale", given.get("stddev")))
+        name = call.name or ""
+        if std is None and name.endswith("normal") and not name.startswith(KEY_FIRST_NORMALS):
+            std = call.argument(1)
         factors = _factors(std) if std is not None else _scale_factors(statement, call)
         if not factors or clip is None or not clip.value:
             return None
@@ -207,16 +218,17 @@ class ParamCollector:
     def _epochs(self, scopes: list[Ctx]) -> ParamValue | None:
         """The count of the first ``for epoch in range(...)`` loop that may run."""
         for where, stmt in self.index.statements(scopes):
-            target = stmt["t"]
-            iterable = stmt["e"]
-            mentions = any(n[0] == "r" and "epoch" in n[1].lower() for n in walk(iterable))
-            if stmt["k"] == "for" and isinstance(target, str) and (
+            target = stmt.target
+            iterable = stmt.expr
+            mentions = any(isinstance(n, Name) and "epoch" in n.dotted.lower()
+                           for n in iterable.walk())
+            if stmt.kind == "for" and isinstance(target, str) and (
                     "epoch" in target.lower() or (target == "_" and mentions)):
-                if iterable[0] == "call" and callee_name(iterable) == "range" and iterable[2]:
-                    bound = self._resolve("epochs", iterable[2][-1], where)
+                if isinstance(iterable, Call) and iterable.name == "range" and iterable.args:
+                    bound = self._resolve("epochs", iterable.args[-1], where)
                     if bound is not None and bound.value is not None:
-                        start = self.values.value(iterable[2][0], where) \
-                            if len(iterable[2]) > 1 else None
+                        start = self.values.value(iterable.argument(0), where) \
+                            if len(iterable.args) > 1 else None
                         if start is not None:
                             return replace(bound, value=bound.value - start.value,
                                            source="derived")
@@ -226,7 +238,10 @@ class ParamCollector:
     def _batch_of_rate(self, ctx: Ctx, ir: IR) -> ParamValue | None:
         """The expected batch size B of a sample rate written ``B / N``."""
         ratio = _ratio(self.index, ctx, ir)
-        return self._resolve("batch_size", ratio[1], ratio[0]) if ratio else None
+        if ratio is None:
+            return None
+        where, numerator, _ = ratio
+        return self._resolve("batch_size", numerator, where)
 
     def _rate_terms(self, call: AccountantCall, batch: ParamValue | None,
                     offer: Callable[[ParamValue | None], None]) -> None:
@@ -250,11 +265,11 @@ class ParamCollector:
     def _named_in(self, name: str, word: str, ctx: Ctx, ir: IR) -> ParamValue | None:
         """A parameter read from a name mentioning ``word`` inside an expression (the
         ``EPOCHS`` of ``range(int(EPOCHS / q))``)."""
-        for node in walk(ir):
-            if node[0] == "r" and word in node[1].lower():
-                return self._resolve(name, node, ctx)
-            if node[0] == "r":
-                binding = self.index.attribute(node[1], ctx)
+        for part in node(ir).walk():
+            if isinstance(part, Name) and word in part.dotted.lower():
+                return self._resolve(name, part, ctx)
+            if isinstance(part, Name):
+                binding = self.index.attribute(part.dotted, ctx)
                 if binding is not None and binding.kind == "assign" and binding.ir is not None \
                         and binding.index is None:
                     found = self._named_in(name, word, replace(binding.ctx, line=binding.line),
@@ -328,61 +343,65 @@ def _other_than_clip(factors: list[Value], clip: ParamValue) -> Value:
     the clip factor is told by where it was written (the clip's own place), by its value only
     when neither or both were written there (``SIGMA * CLIP`` with ``SIGMA == CLIP == 1.0``
     keeps SIGMA's place)."""
-    at_clip = [i for i, v in enumerate(factors)
-               if clip.span is not None and (v.path, v.line) == (clip.span.path, clip.span.line)]
-    if len(at_clip) == 1:
-        return factors[1 - at_clip[0]]
-    return factors[1 - [v.value for v in factors].index(clip.value)]
+    first, second = factors
+    at_clip = [clip.span is not None and (v.path, v.line) == (clip.span.path, clip.span.line)
+               for v in factors]
+    if at_clip.count(True) == 1:
+        return second if at_clip == [True, False] else first
+    return second if first.value == clip.value else first
 
 
 def _derived(name: str, value: float, span: Span) -> ParamValue:
     return ParamValue(name, value, "derived", span, None)
 
 
-def _clip_threshold(call: IR) -> IR | None:
+def _clip_threshold(call: IR) -> Node | None:
     """C of ``clip_grad_norm_(ps, C)``, ``min(1, C/norm)``, ``max(1, norm/C)``, ``clamp(max=C)``."""
-    name = tail_name(callee_name(call))
+    call = node(call)
+    if not isinstance(call, Call):
+        return None
+    name = call.method
     if name.startswith("clip_") or name.startswith("clip_by"):
-        return call[3].get("max_norm", call[3].get("clip_norm",
-                           call[2][1] if len(call[2]) > 1 else None))
-    for node in walk(call):
-        if node[0] == "b" and node[1] == "/":
-            left_norm = mentions_norm(node[2])
-            right_norm = mentions_norm(node[3])
+        return call.kwargs.get("max_norm", call.kwargs.get("clip_norm", call.argument(1)))
+    for part in call.walk():
+        if isinstance(part, BinOp) and part.op == "/":
+            left_norm = mentions_norm(part.left)
+            right_norm = mentions_norm(part.right)
             if left_norm and not right_norm:
-                return node[3]
+                return part.right
             if right_norm and not left_norm:
-                return node[2]
-    bound = call[3].get("max")
-    return bound if bound is not None and bound != ["n", 1] else None
+                return part.left
+    bound = call.kwargs.get("max")
+    return None if bound is None or isinstance(bound, Num) and bound.value == 1 else bound
 
 
-def _ratio(index: ProjectIndex, ctx: Ctx, ir: IR, depth: int = 0) -> tuple[Ctx, IR, IR] | None:
+def _ratio(index: ProjectIndex, ctx: Ctx, ir: IR, depth: int = 0) -> tuple[Ctx, Node, Node] | None:
     """(where to read, B, N) of a sample rate written ``B / N``, followed through names."""
     if depth > 8:
         return None
-    if ir[0] == "b" and ir[1] == "/":
-        return ctx, ir[2], ir[3]
-    if ir[0] == "r":
-        binding = index.attribute(ir[1], ctx)
+    ir = node(ir)
+    if isinstance(ir, BinOp) and ir.op == "/":
+        return ctx, ir.left, ir.right
+    if isinstance(ir, Name):
+        binding = index.attribute(ir.dotted, ctx)
         if binding is not None and binding.kind in ("assign", "option") and binding.ir \
                 and binding.index is None:
             return _ratio(index, replace(binding.ctx, line=binding.line), binding.ir, depth + 1)
     return None
 
 
-def _factors(ir: IR) -> list[IR]:
+def _factors(ir: Node) -> list[Node]:
     """The factors of a product ``a * b * c`` (a single factor for anything else)."""
-    if ir[0] == "b" and ir[1] == "*":
-        return _factors(ir[2]) + _factors(ir[3])
+    if isinstance(ir, BinOp) and ir.op == "*":
+        return _factors(ir.left) + _factors(ir.right)
     return [ir]
 
 
-def _scale_factors(statement: IR, call: IR) -> list[IR]:
+def _scale_factors(statement: IR, call: Node) -> list[Node]:
     """The factors a noise draw is multiplied by in ``statement`` (``sigma * C * randn(...)``)."""
-    for node in walk(statement):
-        if node[0] == "b" and node[1] == "*":
-            factors = _factors(node)
+    for part in node(statement).walk():
+        if isinstance(part, BinOp) and part.op == "*":
+            factors = _factors(part)
             if call in factors:
                 return [f for f in factors if f != call]
     return []

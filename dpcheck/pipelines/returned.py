@@ -5,23 +5,27 @@ from __future__ import annotations
 
 from dpcheck.pipelines.index import ProjectIndex
 from dpcheck.pipelines.scope import Ctx
-from dpcheck.sites.ir import IR, callee_name, dict_item
+from dpcheck.sites.ir import IR, dict_item
+from dpcheck.sites.nodes import Call, Name, Node, Str, Subscript, node
 
 
-def returned_item(index: ProjectIndex, ir: IR, ctx: Ctx) -> tuple[IR, Ctx] | None:
+def returned_item(index: ProjectIndex, ir: IR, ctx: Ctx) -> tuple[Node, Ctx] | None:
     """For ``name["key"]`` where ``name`` is assigned the result of a project function whose
     single return is a dict display or ``dict(...)`` call with that key: the item's expression
     and where to read it. None for anything else (several returns, a computed key)."""
-    if ir[0] != "i" or ir[1][0] != "r" or ir[2][0] != "s":
+    ir = node(ir)
+    if not isinstance(ir, Subscript) or not isinstance(ir.value, Name) \
+            or not isinstance(ir.index, Str):
         return None
-    binding = index.attribute(ir[1][1], ctx)
+    binding = index.attribute(ir.value.dotted, ctx)
     assigned = binding.assigned() if binding is not None else None
-    if assigned is None or assigned[0][0] != "call":
+    made, place = assigned if assigned is not None else (None, ctx)
+    if not isinstance(made, Call):
         return None
-    function = index.function(callee_name(assigned[0]) or "", assigned[1])
+    function = index.function(made.name or "", place)
     returns = index.returns(function) if function is not None else []
     if len(returns) != 1:
         return None
-    value, where = returns[0]
-    item = dict_item(value, ir[2][1])
+    [(value, where)] = returns
+    item = dict_item(value, ir.index.value)
     return (item, where) if item is not None else None

@@ -294,7 +294,7 @@ def _differentiated(call: Call) -> Node | None:
     argument of ``grad``/``gradient``."""
     if call.method == "backward":
         return call.receiver
-    return call.args[0] if call.args else None
+    return call.argument(0)
 
 
 def _selects(expr: Node | None, targets: set[str]) -> bool:

@@ -25,13 +25,31 @@ from dpcheck.pipelines.index import ProjectIndex
 from dpcheck.pipelines.questions import frozen
 from dpcheck.pipelines.scope import Ctx
 from dpcheck.pipelines.subsets import subset_size
-from dpcheck.sites.ir import IR, callee_name, dict_item, tail_name
+from dpcheck.pipelines.vocabulary import vocabulary
+from dpcheck.sites.ir import IR, dict_item
+from dpcheck.sites.nodes import (
+    Attr,
+    BinOp,
+    Call,
+    Compare,
+    Const,
+    Name,
+    Node,
+    Num,
+    Opaque,
+    ReadAt,
+    Seq,
+    Str,
+    Subscript,
+    UnaryOp,
+    node,
+)
 from dpcheck.sites.views import Statement
 
 Number = int | float
-#: ``[READ_AT, path, scope, line, ir]``: ``ir`` read at another place (a helper's argument in
-#: its caller). Made only inside the evaluator, never stored in a summary.
-READ_AT = "@"
+#: The tag of ``ReadAt``: an expression read at another place (a helper's argument in its
+#: caller). Made only inside the evaluator, never stored in a summary.
+READ_AT = ReadAt.TAG
 #: Evaluation depth limit, and the part of it one level of project helper call costs.
 MAX_DEPTH = 24
 HELPER_COST = 6
@@ -41,8 +59,9 @@ _FUNCS = {
     "np.log": math.log, "math.exp": math.exp, "np.floor": math.floor, "np.ceil": math.ceil,
     "min": min, "max": max,
 }
-VIEW_METHODS = frozenset({"to", "cuda", "cpu", "float", "double", "long", "flatten", "view",
-                          "reshape", "astype", "numpy", "squeeze", "unsqueeze", "contiguous"})
+#: Attributes of a dataset object holding one entry per example (their length is the
+#: dataset's). Not the vocabulary's ``data_attributes``: that group also lists containers of the
+#: examples, such as a ``TensorDataset``'s ``tensors`` (a tuple of tensors, not of examples).
 VIEW_ATTRIBUTES = frozenset({"data", "targets", "x", "y", "images", "labels", "features"})
 _OPS = {
     "+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
@@ -94,23 +113,27 @@ def dataset_sizes() -> dict[str, dict[str, int]]:
 
 def known_dataset(call: IR, index: tuple[int, ...] | None) -> tuple[str, str] | None:
     """(name, split) of a well-known dataset constructor/loader call, if it is one."""
-    name = callee_name(call) or ""
-    parts = name.split(".")
+    call = node(call)
+    if not isinstance(call, Call):
+        return None
+    parts = (call.name or "").split(".")
     sizes = dataset_sizes()
     if parts[-1] == "load_data" and len(parts) >= 2 and parts[-2] in sizes["train"]:
-        if index and index[0] in (0, 1):
-            return parts[-2], ("train", "test")[index[0]]
+        first = next(iter(index or ()), None)
+        if first in (0, 1):
+            return parts[-2], ("train", "test")[first]
         return None
-    if parts[-1] == "load" and call[2] and call[2][0][0] == "s":
-        split = call[3].get("split")
-        if split is not None and split[0] == "s" and split[1] in ("train", "test"):
-            return call[2][0][1], split[1]
+    named = call.argument(0)
+    if parts[-1] == "load" and isinstance(named, Str):
+        split = call.kwargs.get("split")
+        if isinstance(split, Str) and split.value in ("train", "test"):
+            return named.value, split.value
         return None
     if parts[-1] in sizes["train"] and index is None:
-        train = call[3].get("train")
-        if train is None or train == ["c", True]:
+        train = call.kwargs.get("train")
+        if train is None or isinstance(train, Const) and train.value is True:
             return parts[-1], "train"
-        if train == ["c", False]:
+        if isinstance(train, Const) and train.value is False:
             return parts[-1], "test"
     return None
 
@@ -129,28 +152,29 @@ class Evaluator:
     def value(self, ir: IR | None, ctx: Ctx, depth: int = 0) -> Value | None:
         if ir is None or depth > MAX_DEPTH:
             return None
-        tag = ir[0]
-        if tag == "n" and isinstance(ir[1], (int, float)) and not isinstance(ir[1], bool):
-            return Value(ir[1], "literal", ctx.path, ctx.line)
-        if tag == "c" and isinstance(ir[1], bool):
-            return Value(int(ir[1]), "literal", ctx.path, ctx.line)
-        if tag == "r":
-            binding = self.index.attribute(ir[1], ctx)
+        expr = node(ir)
+        if isinstance(expr, Num) and isinstance(expr.value, (int, float)) \
+                and not isinstance(expr.value, bool):
+            return Value(expr.value, "literal", ctx.path, ctx.line)
+        if isinstance(expr, Const) and isinstance(expr.value, bool):
+            return Value(int(expr.value), "literal", ctx.path, ctx.line)
+        if isinstance(expr, Name):
+            binding = self.index.attribute(expr.dotted, ctx)
             return self.binding(binding, depth) if binding else None
-        if tag == "u" and ir[1] == "-":
-            inner = self.value(ir[2], ctx, depth + 1)
+        if isinstance(expr, UnaryOp) and expr.op == "-":
+            inner = self.value(expr.operand, ctx, depth + 1)
             return replace(inner, value=-inner.value) if inner else None
-        if tag == "b" and ir[1] in _OPS:
-            return self._binop(ir, ctx, depth)
-        if tag == "i":
-            return self._subscript(ir, ctx, depth)
-        if tag == "call":
-            return self._call(ir, ctx, depth)
-        if tag == "a" and ir[1][0] == "call":
-            option = self.index.parsed_option(ir[1], ctx, ir[2])
+        if isinstance(expr, BinOp) and expr.op in _OPS:
+            return self._binop(expr, ctx, depth)
+        if isinstance(expr, Subscript):
+            return self._subscript(expr, ctx, depth)
+        if isinstance(expr, Call):
+            return self._call(expr, ctx, depth)
+        if isinstance(expr, Attr) and isinstance(expr.base, Call):
+            option = self.index.parsed_option(expr.base, ctx, expr.attr)
             return self.binding(option, depth + 1) if option else None
-        if tag == READ_AT:
-            return self.value(ir[4], Ctx(ir[1], ir[2], ir[3]), depth + 1)
+        if isinstance(expr, ReadAt):
+            return self.value(expr.expr, Ctx(expr.path, expr.scope, expr.line), depth + 1)
         return None
 
     def literal(self, ir: IR | None, ctx: Ctx) -> Literal | None:
@@ -159,20 +183,22 @@ class Evaluator:
         caller passes the same constant for, else its default). None when not decided."""
         if ir is None:
             return None
-        if ir[0] in ("s", "n", "c"):
-            return Literal(ir[1], ctx.path, ctx.line)
-        return self.index.questions.ask(("literal", frozen(ir), ctx, self.index.reach, self._assumed_key),
-                                        lambda: self._literal(ir, ctx), None)
+        expr = node(ir)
+        if isinstance(expr, (Str, Num, Const)):
+            return Literal(expr.value, ctx.path, ctx.line)
+        return self.index.questions.ask(("literal", frozen(expr), ctx, self.index.reach, self._assumed_key),
+                                        lambda: self._literal(expr, ctx), None)
 
-    def _literal(self, ir: IR, ctx: Ctx) -> Literal | None:
-        if ir[0] == "r" and (ctx.path, ctx.scope, ir[1]) in self.assumed:
-            return Literal(self.assumed[ctx.path, ctx.scope, ir[1]], ctx.path, ctx.line)
-        if ir[0] == "u" and ir[1] == "-" and (inner := self.literal(ir[2], ctx)):
+    def _literal(self, expr: Node, ctx: Ctx) -> Literal | None:
+        if isinstance(expr, Name) and (ctx.path, ctx.scope, expr.dotted) in self.assumed:
+            return Literal(self.assumed[ctx.path, ctx.scope, expr.dotted], ctx.path, ctx.line)
+        if isinstance(expr, UnaryOp) and expr.op == "-" \
+                and (inner := self.literal(expr.operand, ctx)):
             number = inner.value
             return replace(inner, value=-number) if isinstance(number, (int, float)) else None
-        binding = self.index.attribute(ir[1], ctx) if ir[0] == "r" else \
-            self.index.parsed_option(ir[1], ctx, ir[2]) if ir[0] == "a" and ir[1][0] == "call" \
-            else None
+        binding = self.index.attribute(expr.dotted, ctx) if isinstance(expr, Name) else \
+            self.index.parsed_option(expr.base, ctx, expr.attr) \
+            if isinstance(expr, Attr) and isinstance(expr.base, Call) else None
         if binding is None or binding.ir is None and binding.kind != "param":
             return None
         if binding.kind == "param":
@@ -189,25 +215,26 @@ class Evaluator:
     def truth(self, test: IR, ctx: Ctx) -> bool | None:
         """Whether an ``if`` test holds under the default configuration (comparisons of
         constants, ``not``, ``and``/``or`` and truthiness of a constant); None when not decided."""
-        if test[0] == "cmp" and test[1] in _COMPARISONS:
-            left = self.literal(test[2], ctx)
-            right = self.literal(test[3], ctx)
+        test = node(test)
+        if isinstance(test, Compare) and test.op in _COMPARISONS:
+            left = self.literal(test.left, ctx)
+            right = self.literal(test.right, ctx)
             if left is None or right is None:
                 return None
             try:
-                return bool(_COMPARISONS[test[1]](left.value, right.value))
+                return bool(_COMPARISONS[test.op](left.value, right.value))
             except TypeError:
                 return None
-        if test[0] == "u" and test[1] == "not":
-            inner = self.truth(test[2], ctx)
+        if isinstance(test, UnaryOp) and test.op == "not":
+            inner = self.truth(test.operand, ctx)
             return None if inner is None else not inner
-        if test[0] == "?" and test[1] in ("and", "or"):
-            parts = [self.truth(part, ctx) for part in test[2:]]
-            decisive = test[1] == "or"
+        if isinstance(test, Opaque) and test.kind in ("and", "or"):
+            parts = [self.truth(part, ctx) for part in test.parts]
+            decisive = test.kind == "or"
             if decisive in parts:
                 return decisive
             return None if None in parts else not decisive
-        if test[0] in ("s", "n", "c", "r", "u"):
+        if isinstance(test, (Str, Num, Const, Name, UnaryOp)):
             found = self.literal(test, ctx)
             return bool(found.value) if found is not None else None
         return None
@@ -216,7 +243,7 @@ class Evaluator:
         """For each ``if`` arm a statement of the scope of ``ctx`` sits in, whether that arm runs
         under the default configuration (None: the test is not decided)."""
         runs: list[bool | None] = []
-        for line, arm in stmt.get("br", ()):
+        for line, arm in stmt.arms:
             test = self.index.if_test(ctx, line)
             holds = self.truth(test, replace(ctx, line=line)) if test is not None else None
             runs.append(None if holds is None else holds == (arm == 0))
@@ -233,9 +260,9 @@ class Evaluator:
             return None
         if binding.index:
             for position in binding.index:
-                if ir[0] != "t" or position >= len(ir[1]):
+                if not isinstance(ir, Seq) or position >= len(ir.items):
                     return None
-                ir = ir[1][position]
+                ir = ir.items[position]
         result = self.value(ir, replace(binding.ctx, line=binding.line), depth + 1)
         if result is None:
             return None
@@ -256,57 +283,57 @@ class Evaluator:
         if passed:
             known = {p.value for p in passed if p is not None}
             if len(known) == 1 and all(p is not None for p in passed):
-                return passed[0]
+                return next(iter(passed))
             return None
         default = self.value(binding.ir, binding.ctx, depth + 1)
         return replace(default, source="function-default") if default else None
 
-    def _binop(self, ir: IR, ctx: Ctx, depth: int) -> Value | None:
-        left = self.value(ir[2], ctx, depth + 1)
-        right = self.value(ir[3], ctx, depth + 1)
+    def _binop(self, expr: BinOp, ctx: Ctx, depth: int) -> Value | None:
+        left = self.value(expr.left, ctx, depth + 1)
+        right = self.value(expr.right, ctx, depth + 1)
         if left is None or right is None:
             return None
         try:
-            number = _OPS[ir[1]](left.value, right.value)
+            number = _OPS[expr.op](left.value, right.value)
         except (ZeroDivisionError, OverflowError, ValueError):
             return None
         return Value(number, "derived", ctx.path, ctx.line)
 
-    def _subscript(self, ir: IR, ctx: Ctx, depth: int) -> Value | None:
-        found = self._item(ir, ctx, depth)
+    def _subscript(self, expr: Subscript, ctx: Ctx, depth: int) -> Value | None:
+        found = self._item(expr, ctx, depth)
         result = self.value(*found, depth + 1) if found is not None else None
         return replace(result, source="config") if result else None
 
-    def _item(self, ir: IR, ctx: Ctx, depth: int) -> tuple[IR, Ctx] | None:
+    def _item(self, expr: Subscript, ctx: Ctx, depth: int) -> tuple[Node, Ctx] | None:
         """The expression the item ``ir`` (``base[key]``) of a dict literal or ``dict(...)``
         holds and where to read it: the base followed through names and nested subscripts
         (``CONFIGS[args.dataset]["sigma"]``), the key a constant under the default
         configuration (a literal, a constant, an option default)."""
-        base = ir[1]
-        if depth > MAX_DEPTH or base[0] not in ("r", "i"):
+        base = expr.value
+        if depth > MAX_DEPTH or not isinstance(base, (Name, Subscript)):
             return None
-        if base[0] == "r":
-            binding = self.index.attribute(base[1], ctx)
+        if isinstance(base, Name):
+            binding = self.index.attribute(base.dotted, ctx)
             assigned = binding.assigned() if binding is not None else None
         else:
             assigned = self._item(base, ctx, depth + 1)
-        key = self.literal(ir[2], ctx) if assigned is not None else None
+        key = self.literal(expr.index, ctx) if assigned is not None else None
         if assigned is None or key is None:
             return None
         container, where = assigned
         item = dict_item(container, key.value)
         return (item, where) if item is not None else None
 
-    def _call(self, ir: IR, ctx: Ctx, depth: int) -> Value | None:
-        name = callee_name(ir) or ""
-        if name == "len" and len(ir[2]) == 1:
-            return self.dataset_size(ir[2][0], ctx, depth)
+    def _call(self, call: Call, ctx: Ctx, depth: int) -> Value | None:
+        name = call.name or ""
+        if name == "len" and len(call.args) == 1:
+            return self.dataset_size(call.argument(0), ctx, depth)
         func = _FUNCS.get(name)
         if func is None:
-            return self._helper(ir, ctx, depth)
-        if ir[3]:
+            return self._helper(call, ctx, depth)
+        if call.kwargs:
             return None
-        args = [self.value(a, ctx, depth + 1) for a in ir[2]]
+        args = [self.value(a, ctx, depth + 1) for a in call.args]
         if not args or any(a is None for a in args):
             return None
         try:
@@ -315,87 +342,93 @@ class Evaluator:
             return None
         return Value(number, "derived", ctx.path, ctx.line)
 
-    def _helper(self, call: IR, ctx: Ctx, depth: int) -> Value | None:
+    def _helper(self, call: Call, ctx: Ctx, depth: int) -> Value | None:
         """The number a call of a simple project helper returns: a function (not a method) whose
         body is one ``return`` of an expression of its parameters and constants
         (``return ref_noise / (ref_batch / batch)``), evaluated with the call's arguments, else
         the parameters' defaults, in place of the parameters. Each helper level costs
         ``HELPER_COST`` of the evaluation depth, which bounds how deep helpers are followed."""
-        function = self.index.function(callee_name(call) or "", ctx)
+        function = self.index.function(call.name or "", ctx)
         scope = self.index.scope(function) if function is not None else None
-        if function is None or scope is None or scope.get("class") \
+        if function is None or scope is None or scope.owner \
                 or depth + HELPER_COST > MAX_DEPTH:
             return None
-        body = [stmt for stmt in scope["stmts"]
-                if not (stmt["k"] == "expr" and stmt["e"][0] == "s")]
-        if len(body) != 1 or body[0]["k"] != "return":
+        body = [stmt for stmt in scope.statements
+                if not (stmt.kind == "expr" and isinstance(stmt.expr, Str))]
+        returned = body.pop() if len(body) == 1 else None
+        if returned is None or returned.kind != "return":
             return None
-        names = [param for param, _ in scope["params"]]
-        where = Ctx(function.path, function.scope, body[0]["line"])
-        passed: dict[str, IR] = {}
-        for param, default in scope["params"]:
-            given = argument(call, names, param)
-            passed[param] = [READ_AT, ctx.path, ctx.scope, ctx.line, given] if given else \
-                [READ_AT, function.path, function.scope, scope["line"], default] if default \
-                else ["?", "param"]
-        result = self.value(_substituted(body[0]["e"], passed), where, depth + HELPER_COST)
+        names = [param.name for param in scope.params]
+        where = Ctx(function.path, function.scope, returned.line)
+        passed: dict[str, Node] = {}
+        for param in scope.params:
+            given = argument(call, names, param.name)
+            passed[param.name] = ReadAt([READ_AT, ctx.path, ctx.scope, ctx.line, given]) \
+                if given else \
+                ReadAt([READ_AT, function.path, function.scope, scope.line, param.default]) \
+                if param.default else Opaque(["?", "param"])
+        result = self.value(_substituted(returned.expr, passed), where, depth + HELPER_COST)
         if result is None:
             return None
         return Value(result.value, "derived", ctx.path, ctx.line,
-                     f"{callee_name(call)}(...) returns it ({function.path}:{body[0]['line']})")
+                     f"{call.name}(...) returns it ({function.path}:{returned.line})")
 
-    def _rows(self, tensor: IR, ctx: Ctx, depth: int) -> Value | None:
+    def _rows(self, tensor: Node, ctx: Ctx, depth: int) -> Value | None:
         """The first dimension of a tensor built with a literal shape (``torch.randn(N, d)``,
         ``torch.zeros((N, d))``): the size of a ``TensorDataset`` over it."""
-        if tensor[0] == "r":
-            binding = self.index.attribute(tensor[1], ctx)
+        if isinstance(tensor, Name):
+            binding = self.index.attribute(tensor.dotted, ctx)
             assigned = binding.assigned() if binding is not None else None
             return None if assigned is None else self._rows(*assigned, depth + 1)
-        if tensor[0] != "call" or not tensor[2] \
-                or tail_name(callee_name(tensor)) not in TENSOR_FACTORIES:
+        if not isinstance(tensor, Call) or not tensor.args \
+                or tensor.method not in TENSOR_FACTORIES:
             return None
-        shape = tensor[2][0]
-        first = shape[1][0] if shape[0] == "t" and shape[1] else shape
+        shape, *_ = tensor.args
+        first = next(iter(shape.items), shape) if isinstance(shape, Seq) else shape
         rows = self.value(first, ctx, depth + 1)
         return replace(rows, source="dataset-size") if rows is not None else None
 
-    def dataset_size(self, ir: IR, ctx: Ctx, depth: int = 0) -> Value | None:
+    def dataset_size(self, ir: IR | None, ctx: Ctx, depth: int = 0) -> Value | None:
         """The number of examples of a dataset expression (``len(train_set)``), followed through
         views of it (``train_set.data.flatten(1).float() / 255``), if the dataset is known."""
-        if depth > MAX_DEPTH:
+        if ir is None or depth > MAX_DEPTH:
             return None
-        tag = ir[0]
-        if tag == "b":
-            return self.dataset_size(ir[2], ctx, depth + 1)
-        if tag == "call" and ir[1][0] == "a" and ir[1][2] in VIEW_METHODS:
-            return self.dataset_size(ir[1][1], ctx, depth + 1)
-        if tag == "call" and ir[1][0] == "r" and tail_name(ir[1][1]) in VIEW_METHODS:
-            return self.dataset_size(["r", ir[1][1].rsplit(".", 1)[0]], ctx, depth + 1)
-        if tag == "call" and ir[2] and tail_name(callee_name(ir)) in SAME_LENGTH:
-            return self.dataset_size(ir[2][0], ctx, depth + 1)
-        if tag != "r":
+        expr = node(ir)
+        if isinstance(expr, BinOp) and not isinstance(expr, Compare):
+            return self.dataset_size(expr.left, ctx, depth + 1)
+        if isinstance(expr, Call) and isinstance(expr.callee, Attr) \
+                and expr.callee.attr in _view_methods():
+            return self.dataset_size(expr.callee.base, ctx, depth + 1)
+        if isinstance(expr, Call) and isinstance(expr.callee, Name) \
+                and expr.callee.last in _view_methods():
+            return self.dataset_size(Name(["r", expr.callee.base or expr.callee.dotted]), ctx,
+                                     depth + 1)
+        if isinstance(expr, Call) and expr.args and expr.method in SAME_LENGTH:
+            return self.dataset_size(expr.argument(0), ctx, depth + 1)
+        if not isinstance(expr, Name):
             return None
-        base, _, attr = ir[1].rpartition(".")
-        binding = self.index.attribute(ir[1], ctx)
+        base, attr = expr.base, expr.last
+        binding = self.index.attribute(expr.dotted, ctx)
         if binding is None and base and attr in VIEW_ATTRIBUTES:
-            return self.dataset_size(["r", base], ctx, depth + 1)
+            return self.dataset_size(Name(["r", base]), ctx, depth + 1)
         if binding is None or binding.kind != "assign" or binding.ir is None:
             return None
         value = binding.ir
         where = replace(binding.ctx, line=binding.line)
         if binding.index:
             return self._element_size(value, binding.index, where, depth + 1)
-        if value[0] != "call" or tail_name(callee_name(value)) in VIEW_METHODS:
+        if not isinstance(value, Call) or value.method in _view_methods():
             return self.dataset_size(value, where, depth + 1)
         subset = subset_size(self, value, where, depth)
         if subset is not None:
             return Value(subset, "dataset-size", where.path, where.line,
                          "the length of the Subset's indices")
-        if tail_name(callee_name(value)) == "TensorDataset" and value[2]:
-            return self._rows(value[2][0], where, depth + 1)
+        tensor = value.argument(0)
+        if value.method == "TensorDataset" and tensor is not None:
+            return self._rows(tensor, where, depth + 1)
         return _known_size(value, None, where) or self._returned_size(value, (), where, depth)
 
-    def _element_size(self, ir: IR, index: tuple[int, ...], ctx: Ctx, depth: int) -> Value | None:
+    def _element_size(self, ir: Node, index: tuple[int, ...], ctx: Ctx, depth: int) -> Value | None:
         """The number of examples of item ``index`` of the tuple ``ir`` evaluates to, through
         tuple literals, names unpacked from names (``x, y = train`` after ``train, test =
         load_data()``) and the returns of project functions (``(x, y), _ = load_mnist()``)."""
@@ -403,25 +436,25 @@ class Evaluator:
             return None
         if not index:
             return self.dataset_size(ir, ctx, depth + 1)
-        if ir[0] == "t":
-            items = ir[1]
-            return self._element_size(items[index[0]], index[1:], ctx, depth + 1) \
-                if index[0] < len(items) else None
-        if ir[0] == "r":
-            binding = self.index.attribute(ir[1], ctx)
+        position, *rest = index
+        if isinstance(ir, Seq):
+            return self._element_size(ir.items[position], tuple(rest), ctx, depth + 1) \
+                if position < len(ir.items) else None
+        if isinstance(ir, Name):
+            binding = self.index.attribute(ir.dotted, ctx)
             if binding is None or binding.kind != "assign" or binding.ir is None:
                 return None
             return self._element_size(binding.ir, (*(binding.index or ()), *index),
                                       replace(binding.ctx, line=binding.line), depth + 1)
-        if ir[0] != "call":
+        if not isinstance(ir, Call):
             return None
         return _known_size(ir, index, ctx) or self._returned_size(ir, index, ctx, depth)
 
-    def _returned_size(self, call: IR, index: tuple[int, ...], ctx: Ctx,
+    def _returned_size(self, call: Call, index: tuple[int, ...], ctx: Ctx,
                        depth: int) -> Value | None:
         """The number of examples of item ``index`` of what the project function ``call``
         calls returns, when every return agrees."""
-        function = self.index.function(callee_name(call) or "", ctx)
+        function = self.index.function(call.name or "", ctx)
         if function is None:
             return None
         key = ("returned-size", function, index, self.index.reach)
@@ -432,34 +465,48 @@ class Evaluator:
         sizes = [self._element_size(returned, index, where, depth + 1)
                  for returned, where in self.index.returns(function)]
         numbers = {size.value if size is not None else None for size in sizes}
-        return sizes[0] if len(numbers) == 1 and None not in numbers else None
+        first = next(iter(sizes), None)
+        return first if len(numbers) == 1 and None not in numbers else None
 
 
-def _known_size(call: IR, index: tuple[int, ...] | None, ctx: Ctx) -> Value | None:
+def _view_methods() -> frozenset[str]:
+    """Tensor methods that keep a value's examples (``x.float()``, ``x.view(n, -1)``): the
+    vocabulary's ``keeps_examples`` methods."""
+    return vocabulary()["keeps_examples"].methods
+
+
+def _known_size(call: Call, index: tuple[int, ...] | None, ctx: Ctx) -> Value | None:
     """The split size of a well-known dataset call (``datasets.MNIST(...)``, item ``index`` of
     ``mnist.load_data()``), written where ``ctx`` reads the call."""
     known = known_dataset(call, index)
-    size = dataset_sizes()[known[1]].get(known[0]) if known is not None else None
+    if known is None:
+        return None
+    name, split = known
+    size = dataset_sizes()[split].get(name)
     return Value(size, "dataset-size", ctx.path, ctx.line) if size is not None else None
 
 
-def _substituted(node: Any, passed: dict[str, IR]) -> Any:
-    """``node`` (IR, or a list/dict inside IR) with each read of a parameter replaced by what
-    ``passed`` holds for it; ``p.attr`` of a parameter passed a name ``x`` becomes ``x.attr``
-    read where ``x`` was passed, and of anything else an opaque node (unresolved)."""
-    if isinstance(node, dict):
-        return {key: _substituted(item, passed) for key, item in node.items()}
-    if not isinstance(node, list):
-        return node
-    if len(node) == 2 and node[0] == "r" and isinstance(node[1], str):
-        head, dot, rest = node[1].partition(".")
+def _substituted(part: Any, passed: dict[str, Node]) -> Any:
+    """``part`` (an expression, or a list/dict inside one) with each read of a parameter
+    replaced by what ``passed`` holds for it; ``p.attr`` of a parameter passed a name ``x``
+    becomes ``x.attr`` read where ``x`` was passed, and of anything else an opaque node
+    (unresolved). Expressions keep their node class."""
+    if isinstance(part, dict):
+        return {key: _substituted(item, passed) for key, item in part.items()}
+    if isinstance(part, Name):
+        head, dot, rest = part.dotted.partition(".")
         given = passed.get(head)
         if given is None or not dot:
-            return given or node
-        inner = given[4] if given[0] == READ_AT else None
-        return [*given[:4], ["r", f"{inner[1]}.{rest}"]] if inner and inner[0] == "r" \
-            else ["?", "param"]
-    return [_substituted(item, passed) for item in node]
+            return given or part
+        inner = given.expr if isinstance(given, ReadAt) else None
+        return ReadAt([READ_AT, given.path, given.scope, given.line,
+                       Name(["r", f"{inner.dotted}.{rest}"])]) \
+            if isinstance(given, ReadAt) and isinstance(inner, Name) else Opaque(["?", "param"])
+    if isinstance(part, Node):
+        return type(part)(_substituted(item, passed) for item in part)
+    if isinstance(part, list):
+        return [_substituted(item, passed) for item in part]
+    return part
 
 
 TENSOR_FACTORIES = frozenset({"randn", "rand", "zeros", "ones", "empty", "full"})

@@ -33,7 +33,6 @@ from dpcheck.discover.requirement import Pin
 from dpcheck.model import Span
 from dpcheck.pipelines.opacus_usage import OpacusUsage, api_major, normalization
 from dpcheck.project import Project
-from dpcheck.sites.ir import callee_name, tail_name
 
 BEHAVIOUR_KEYS = ("normalization_mean", "normalization_sum", "poisson_default",
                   "default_accountant", "mechanism")
@@ -117,8 +116,9 @@ def dated(resolution: Resolution, usage: OpacusUsage) -> Resolution:
     if not line:
         return resolution
     label = f"{major}.x"
-    releases = f"{line[0]['version']}-{line[-1]['version']}"
-    outcomes = {(normalization(usage, r)[0], r.get("poisson_default")) for r in line}
+    oldest, *_ = line
+    releases = f"{oldest['version']}-{line[-1]['version']}"
+    outcomes = {(_divisor_kind(usage, r), r.get("poisson_default")) for r in line}
     if len(outcomes) != 1:
         return replace(resolution, reason=(
             f"{resolution.reason}; the code calls the Opacus {label} API, but its releases "
@@ -128,8 +128,14 @@ def dated(resolution: Resolution, usage: OpacusUsage) -> Resolution:
            "default_accountant": accountants.pop() if len(accountants) == 1 else None}
     return replace(resolution, row=row, reason=(
         f"{resolution.reason}; {DATED}: the code calls the Opacus {label} API "
-        f"({tail_name(callee_name(usage.call))}), and every {label} release in dpcheck's "
+        f"({usage.call.method}), and every {label} release in dpcheck's "
         f"table ({releases}) normalizes it the same way"))
+
+
+def _divisor_kind(usage: OpacusUsage, row: dict[str, Any]) -> str:
+    """The divisor kind ``usage`` gets under the version-table ``row``."""
+    kind, _ = normalization(usage, row)
+    return kind
 
 
 def _resolve(project: Project, entry_path: str) -> Resolution:

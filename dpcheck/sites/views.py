@@ -195,6 +195,12 @@ class ModuleSummary(dict):  # type: ignore[type-arg]
     def has_main(self) -> bool:
         return bool(self["has_main"])
 
+    @property
+    def unsupported(self) -> str | None:
+        """Why dpcheck could not read the module (its summary then holds no sites); None when
+        it could."""
+        return self.get("unsupported")
+
 
 def _statement(stored: dict[str, Any]) -> Statement:
     statement = Statement(stored)
