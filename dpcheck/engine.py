@@ -59,6 +59,10 @@ class ScanOptions:
     cache_dir: Path | None = None
     strict: bool = False
     file_time_budget: float | None = FILE_TIME_BUDGET
+    #: Project files (POSIX paths relative to the root) whose import neighbourhood alone is
+    #: linked, with every finding of it reported: the re-analysis of an edit (a fix's
+    #: verification) links only what the edited files can change, as a named-file scan does.
+    linked_around: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -203,7 +207,8 @@ def _context_key(
     for library, version in sorted(settings.config.dp_library_versions.items()):
         add(f"pin:{library}:{version}\n")
     add(f"opacus-history:{history_fingerprint()}\n")
-    add(f"reported:{sorted(reported) if reported is not None else None}")
+    add(f"reported:{sorted(reported) if reported is not None else None}\n")
+    add(f"linked-around:{sorted(settings.options.linked_around)}")
     return digest.hexdigest()
 
 
@@ -346,10 +351,12 @@ def run(settings: Settings, progress: ProgressCallback | None = None) -> ScanRes
     cache = AnalysisCache(cache_dir, CACHE_SETTINGS)
     jobs = options.jobs or os.cpu_count() or 1
     analyzer = Analyzer(cache, jobs, contents, options.file_time_budget)
-    if reported is not None:
+    around = reported if reported is not None else \
+        (frozenset(options.linked_around) & contents.keys()) or None
+    if around is not None:
         from dpcheck.sites.modules import import_neighbourhood
 
-        analyzer.restrict(import_neighbourhood(sorted(reported), contents, analyzer.imports))
+        analyzer.restrict(import_neighbourhood(sorted(around), contents, analyzer.imports))
     analyses = analyzer.run(progress)
 
     inputs = LinkInputs(

@@ -20,11 +20,12 @@ the reason.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from dpcheck.discover.confine import overlaid, read_inside
+from dpcheck.discover.files import is_dependency_file
 from dpcheck.discover.installed import InstalledLibrary, find_installed
 from dpcheck.engine import Settings
 from dpcheck.errors import internal_message
@@ -190,30 +191,75 @@ class Verifier:
         if key not in self._scans:
             try:
                 with overlaid(files):
-                    self._scans[key] = scan_named(self.settings)
+                    self._scans[key] = scan_named(self._around(changes))
             except Exception as exc:  # noqa: BLE001 - a failed re-analysis refuses the fix
                 return internal_message("re-analysing the project with the fix", exc)
         return self._scans[key]
+
+    def _around(self, changes: Mapping[str, object]) -> Settings:
+        """The settings of the re-analysis of ``changes``: when every edited file is a source
+        file of a whole-project scan, only its import neighbourhood is linked (what an edit of
+        it can change), with all of that neighbourhood's findings reported; otherwise (a
+        dependency file such as ``setup.py``, a scan of named files) the scan as it was."""
+        options = self.settings.options
+        if len(options.paths) != 1 or not options.paths[0].is_dir() \
+                or not all(path.endswith((".py", ".ipynb")) and not is_dependency_file(PurePosixPath(path))
+                           for path in changes):
+            return self.settings
+        return replace(self.settings, options=replace(options, linked_around=tuple(sorted(changes))))
 
     def judge(self, candidates: Sequence[Candidate]) -> str | None:
         """Why the candidates, applied together, do not fix their findings (None: they do)."""
         after = self.after(candidates)
         if isinstance(after, str):
             return after
-        threshold = min(c.finding.severity.rank for c in candidates)
-        new = [f for f in after.findings if (f.rule == UNPARSABLE or f.severity.rank >= threshold)
-               and self._severity.get(_identity(f), -1) < f.severity.rank]
+        new = self._new(after, min(c.finding.severity.rank for c in candidates))
         if new:
             return "it would bring " + "; ".join(_described(f) for f in new)
-        errors = [e for e in after.errors if e not in self.before.errors]
+        errors = self._new_errors(after)
         if errors:
-            return "the project scanned with it has errors: " + "; ".join(
-                f"{e.path}: {e.message}" for e in errors)
+            return errors
         for candidate in candidates:
             reason = self._unfixed(candidate, after)
             if reason is not None:
                 return reason
         return None
+
+    def held_together(self, candidates: Sequence[Candidate]) -> frozenset[int]:
+        """The positions of the candidates that one scan with all of them applied confirms:
+        their finding is gone, their own check holds and nothing at or above their severity is
+        new in their pipeline or in a file they edit. Empty when the scan fails, has new errors,
+        or brings a finding that no candidate's pipeline or edits account for (then none can be
+        told apart and each is judged alone)."""
+        after = self.after(candidates)
+        if isinstance(after, str) or self._new_errors(after):
+            return frozenset()
+        new = self._new(after, min(c.finding.severity.rank for c in candidates))
+
+        def touches(candidate: Candidate, found: Finding) -> bool:
+            same_pipeline = found.pipeline is not None and found.pipeline == candidate.finding.pipeline
+            return same_pipeline or found.span.path in {e.path for e in candidate.proposal.edits}
+
+        if any(not any(touches(c, f) for c in candidates) for f in new):
+            return frozenset()
+        return frozenset(
+            i for i, c in enumerate(candidates)
+            if not any(touches(c, f) and (f.rule == UNPARSABLE or f.severity.rank >= c.finding.severity.rank)
+                       for f in new)
+            and self._unfixed(c, after) is None)
+
+    def _new(self, after: ScanResult, threshold: int) -> list[Finding]:
+        """The findings of ``after`` at or above ``threshold`` (any unparsable file) that the
+        scan before did not have at that severity."""
+        return [f for f in after.findings if (f.rule == UNPARSABLE or f.severity.rank >= threshold)
+                and self._severity.get(_identity(f), -1) < f.severity.rank]
+
+    def _new_errors(self, after: ScanResult) -> str | None:
+        errors = [e for e in after.errors if e not in self.before.errors]
+        if not errors:
+            return None
+        return "the project scanned with it has errors: " + "; ".join(
+            f"{e.path}: {e.message}" for e in errors)
 
     def _unfixed(self, candidate: Candidate, after: ScanResult) -> str | None:
         finding = candidate.finding
@@ -269,13 +315,13 @@ def plan_fixes(settings: Settings, before: ScanResult, findings: Sequence[Findin
             site = FixSite(finding, _pipeline(before, finding.pipeline), texts.text, settings.root,
                            installed)
             proposed.append((finding, *_proposals(site, fixes)))
-    # one re-scan for the first proposal of every finding; one per proposal only when they fail
-    # together (a fix then is verified alone, as it would be applied alone)
+    # one re-scan for the first proposal of every finding; one per proposal only for those the
+    # scan together does not confirm (a fix then is verified alone, as it would be applied alone)
     firsts = [candidates[0] for _, candidates, _ in proposed if candidates]
-    together = len(firsts) > 1 and verifier.judge(firsts) is None
+    held = {id(firsts[i]) for i in verifier.held_together(firsts)} if len(firsts) > 1 else set()
     outcomes = [
         FixOutcome(finding, candidates[0], note=verifier.note(candidates[0], firsts))
-        if together and candidates else _verified(finding, candidates, reasons, verifier)
+        if candidates and id(candidates[0]) in held else _verified(finding, candidates, reasons, verifier)
         for finding, candidates, reasons in proposed
     ]
     plan = FixPlan(outcomes, texts, unsafe)

@@ -92,3 +92,48 @@ def test_fixes_that_fail_together_are_applied_one_at_a_time(steps_project) -> No
     assert plan.applied == [good]
     [left] = plan.left_out
     assert left.reason is not None and "overlaps the edit of another fix" in left.reason
+
+
+@pytest.fixture
+def two_programs(tmp_path: Path) -> tuple[object, ScanResult]:
+    """Two independent training programs in one project (steps/: a DP103 with its fix; asgm/:
+    a DP101), scanned."""
+    root = tmp_path / "project"
+    shutil.copytree(FIXTURES / "accountant_steps_mismatch", root / "steps",
+                    ignore=shutil.ignore_patterns("expected.json"))
+    shutil.copytree(FIXTURES / "torch_loop_asgm_len_batch", root / "asgm",
+                    ignore=shutil.ignore_patterns("expected.json"))
+    settings = settle(ScanOptions(paths=[root], use_cache=False, jobs=1))
+    return settings, scan_named(settings)
+
+
+def test_one_scan_together_confirms_the_fixes_it_can_tell_apart(two_programs) -> None:  # type: ignore[no-untyped-def]
+    """The real DP103 fix and an edit that breaks the other program's file, applied together:
+    what the broken file brings is laid at the edit that broke it, so the real fix is confirmed
+    by that one scan and only the breaking edit is left to be judged alone (and refused)."""
+    settings, before = two_programs
+    [outcome] = [o for o in plan_fixes(settings, before, before.findings).outcomes
+                 if o.finding.rule == "DP103"]
+    [asgm] = [f for f in before.findings if f.rule == "DP101"]
+    text = (settings.root / "asgm/dpsgd.py").read_text("utf-8")
+    breaking = Candidate(asgm, outcome.candidate.fix, Proposal(  # type: ignore[union-attr]
+        edit_between("asgm/dpsgd.py", text, text.replace("def main():", "def main(:")), "breaks"))
+    verifier = _verifier(settings, before)
+    assert verifier.held_together([outcome.candidate, breaking]) == {0}  # type: ignore[list-item]
+    assert verifier.judge([breaking]).startswith("it would bring DP001")  # type: ignore[union-attr]
+
+
+def test_the_re_analysis_links_only_what_the_edit_can_change(two_programs) -> None:  # type: ignore[no-untyped-def]
+    """A project of two independent training programs: the re-analysis of a fix in one links
+    that one's import neighbourhood, not the other program (whose pipeline is absent from the
+    re-scan, not reported as gone), and the fix still holds."""
+    settings, before = two_programs
+    assert {p.path for p in before.pipelines} == {"steps/train.py", "asgm/dpsgd.py"}
+    [outcome] = [o for o in plan_fixes(settings, before, before.findings).outcomes
+                 if o.finding.rule == "DP103"]
+    assert outcome.candidate is not None
+    verifier = _verifier(settings, before)
+    after = verifier.after([outcome.candidate])
+    assert isinstance(after, ScanResult)
+    assert {p.path for p in after.pipelines} == {"steps/train.py"}
+    assert verifier.judge([outcome.candidate]) is None
