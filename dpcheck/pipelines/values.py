@@ -6,6 +6,9 @@ keyed by constants), function defaults (or what every call site passes; a ``*``/
 argument passes something unknown), simple arithmetic, calls of one-``return`` project
 helpers, and the training-set sizes of well-known datasets (through unpacked returns of project
 functions). Anything else is None: the caller reports the parameter as unresolved.
+
+One module over 500 lines on purpose: every kind of value it reads is a case of the same
+recursive question, answered under one budget of questions and one memo.
 """
 
 from __future__ import annotations

@@ -15,6 +15,9 @@ Direction conventions follow ``protocols.LossPair``: the loss is l = log dQ/dP w
 P = N(0, I_n) and Q = N(mu e1, s^2 I_n); alpha(tau) = P(l >= tau), beta(tau) = Q(l < tau).
 A pair with s > 1 is the reversal of a pair with s < 1 (affine change of variables), and s = 1 is a
 pure Gaussian shift (or the trivial pair when mu = 0).
+
+One module over 500 lines on purpose: the closed form and the split evaluator are two ways of
+evaluating the same pair, chosen per call and tested against each other.
 """
 
 from __future__ import annotations

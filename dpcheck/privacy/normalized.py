@@ -32,6 +32,9 @@ it is.
   in both directions, and the merged mixtures dominate / are dominated by the exact one.
 * The ASGM witness (docs/theory.md#asgm, label *own*): at least as leaky as SGM at sigma/2
   (batch size observed).
+
+One module over 500 lines on purpose: the mixture components, their T-round composition and
+the EASGM, FEASGM and ASGM bounds are one analysis of one worst-case pair.
 """
 
 from __future__ import annotations

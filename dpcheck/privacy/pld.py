@@ -22,7 +22,12 @@ rounding of one, so the bracket survives composition.
 Composition is FFT convolution by repeated squaring. After each product, entries under the
 round-off floor (1e-13 of the largest) and tails of mass 1e-16 are moved to the next kept atom
 (up for pessimistic, down for optimistic; past the ends to +inf / dropped to -inf), so every
-step keeps its direction."""
+step keeps its direction.
+
+One module over 500 lines on purpose: the grid, its construction from a pair, its composition
+and its read-outs share the rounding invariants (pessimistic and optimistic, the mass at +inf)
+that each of them must keep; split, every part would have to re-state them.
+"""
 
 from __future__ import annotations
 
