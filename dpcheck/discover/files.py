@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import functools
 import os
 import stat
 from collections.abc import Callable, Sequence
@@ -244,10 +245,11 @@ def _git_listing(
         return [name for name in output.split("\0") if _wanted(name.rpartition("/")[2])]
 
     tracked = [root / name for name in list_files("--cached")]
+    skipped = functools.lru_cache(maxsize=None)(is_skipped_dir)  # files share their folders
     untracked = [
         path
         for path in (root / name for name in list_files("--others", "--exclude-standard"))
-        if not _in_skipped_dir(path, directory)
+        if not _in_skipped_dir(path, directory, skipped)
     ]
     listed: list[Path] = []
     for path in tracked + untracked:
@@ -259,10 +261,10 @@ def _git_listing(
     return listed
 
 
-def _in_skipped_dir(path: Path, top: Path) -> bool:
-    """Whether a directory between ``top`` (excluded) and ``path`` is skipped by the walk."""
+def _in_skipped_dir(path: Path, top: Path, skipped: Callable[[Path], bool] = is_skipped_dir) -> bool:
+    """Whether a directory between ``top`` (excluded) and ``path`` is ``skipped`` by the walk."""
     return any(
-        is_skipped_dir(top / parent) for parent in path.relative_to(top).parents if parent.parts
+        skipped(top / parent) for parent in path.relative_to(top).parents if parent.parts
     )
 
 
