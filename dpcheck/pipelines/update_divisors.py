@@ -64,7 +64,8 @@ class UpdateDivisors:
         for part in stmt.expr.walk():
             if isinstance(part, Call) and part.method in MEAN_CALLS:
                 callee = part.callee
-                # The receiver of a method (``x.mean()``), or the whole name of a function.
+                # What the method is called on (``x`` of ``x.mean()``); a plain function name
+                # (``mean(x)``) stands for itself.
                 base = set(arith_flow(callee.base)) if isinstance(callee, Attr) else {
                     callee.base or callee.dotted if isinstance(callee, Name) else ""}
                 inputs = base | set().union(*(arith_flow(a) for a in part.args))
