@@ -28,7 +28,18 @@ from dpcheck.pipelines.scope import Ctx
 from dpcheck.pipelines.values import Evaluator
 from dpcheck.pipelines.vocabulary import calls_in
 from dpcheck.sites.ir import IR
-from dpcheck.sites.nodes import Attr, BinOp, Call, Name, Node, Num, Subscript, UnaryOp, node
+from dpcheck.sites.nodes import (
+    Attr,
+    BinOp,
+    Call,
+    Name,
+    Node,
+    Num,
+    Seq,
+    Subscript,
+    UnaryOp,
+    node,
+)
 
 #: Divisor kinds (``Dep.kind``) that normalize by a data-dependent size.
 DATA_DEPENDENT = ("realized", "expected", "floor-expected", "data-size")
@@ -123,7 +134,8 @@ class DivisorClassifier:
         args = call.args
         receiver = call.receiver
         if name == "len" and len(args) == 1:
-            return self._size_of(args[0], ctx, "len()")
+            [sized] = args
+            return self._size_of(sized, ctx, "len()")
         if method == "size" and args == [["n", 0]] and receiver is not None:
             return self._size_of(receiver, ctx, ".size(0)")
         if method == "numel" and not args and receiver is not None:
@@ -137,10 +149,10 @@ class DivisorClassifier:
         if method == "item" and not args and receiver is not None:
             return self.classify(receiver, ctx)
         if args and self._casts(call, ctx):
-            inner = self.classify(args[0], ctx)
+            inner = self.classify(call.argument(0), ctx)
             return replace(inner, floor=inner.n) if _integer_cast(call) else inner
         if len(args) == 1 and calls_in("floors", call, ctx, self.index):
-            inner = self.classify(args[0], ctx)
+            inner = self.classify(call.argument(0), ctx)
             return replace(inner, floor=inner.n)
         if name in ("max", "min", "float") and args:
             result = Dep()
@@ -148,7 +160,7 @@ class DivisorClassifier:
                 result = result | self.classify(arg, ctx)
             return result
         if name in ("round", "math.ceil", "np.ceil"):
-            inner = self.classify(args[0], ctx) if args else Dep()
+            inner = self.classify(call.argument(0), ctx) if args else Dep()
             if inner.n:
                 return _unknown(f"{name}() of an expected batch size is neither N*q nor floor(N*q)")
             return inner
@@ -169,7 +181,7 @@ class DivisorClassifier:
             return None
         if any(axis != ["n", 0] for axis in [*operands[1:], *axes]):
             return None
-        return operands[0] if operands else None
+        return next(iter(operands), None)
 
     def _casts(self, call: Call, ctx: Ctx) -> bool:
         """A library conversion of a number (``tf.cast(n, tf.float32)``, ``torch.tensor(n)``)."""
@@ -208,10 +220,10 @@ class DivisorClassifier:
             if binding.index:
                 value = node(binding.ir)
                 for position in binding.index:
-                    if value.tag != "t" or position >= len(value[1]):
+                    if not isinstance(value, Seq) or position >= len(value.items):
                         return _unknown(
                             f"{expr.dotted} is unpacked from an expression not followed")
-                    value = value[1][position]
+                    value = value.items[position]
                 return self.classify(value, where)
             start = self.classify(binding.ir, where)
             added = self._added(binding)
@@ -249,7 +261,7 @@ class DivisorClassifier:
             return _unknown(f"parameter {binding.name} has no default and no call passes it")
         kinds = {r.kind for r in results}
         if len(kinds) == 1:
-            return results[0]
+            return next(iter(results))
         if kinds <= set(DATA_DEPENDENT) - {"floor-expected"}:
             return Dep(d=True)
         return _unknown(f"parameter {binding.name} receives values of kinds {sorted(kinds)}")
@@ -267,4 +279,4 @@ def _shape_operand(expr: Node) -> Node | None:
     if not isinstance(expr, Call) or expr.method != "shape":
         return None
     operands = [*expr.args, *expr.kwargs.values()]
-    return operands[0] if len(operands) == 1 else None
+    return next(iter(operands)) if len(operands) == 1 else None

@@ -53,7 +53,7 @@ def yielded_batches(index: ProjectIndex, function: Ctx, call: Call, call_ctx: Ct
         return None
     name = call.name or "the generator"
     kinds = [_one_yield(index, function, where, stmt, call, call_ctx) for where, stmt in found]
-    first = kinds[0]
+    first, *_ = kinds
     if any(k.kind != first.kind or _width(k) != _width(first) for k in kinds):
         return Yielded("unknown", first.span, f"{name}() yields batches of different kinds")
     return first
@@ -72,7 +72,7 @@ def _one_yield(index: ProjectIndex, function: Ctx, where: Ctx, stmt: Statement,
     name = call.name or "the generator"
     expr = stmt.expr
     parts = expr.parts if isinstance(expr, Opaque) and expr.kind == YIELD else []
-    value = parts[0] if parts else None
+    value = next(iter(parts), None)
     if value is None or isinstance(value, Const) and value.value is None:
         return Yielded("unknown", span, f"{name}() delegates with yield from or yields nothing")
     items = value.items if isinstance(value, Seq) else [value]
@@ -80,7 +80,7 @@ def _one_yield(index: ProjectIndex, function: Ctx, where: Ctx, stmt: Statement,
         return Yielded("unknown", span, f"{name}() yields something other than indexed data")
     header = _enclosing_range(index, where, stmt)
     widths = [_fixed_width(index, item.index, where, header) for item in items]
-    width = widths[0]
+    width, *_ = widths
     if width is not None and all(w == width for w in widths):
         return Yielded("slices", span, f"{name}() yields fixed-size slices "
                        f"[i:i + B] of its range(start, n, B) loop", _at_call(

@@ -59,8 +59,8 @@ from dpcheck.pipelines.taint import (
     touches,
 )
 from dpcheck.pipelines.update_divisors import UpdateDivisors
-from dpcheck.sites.ir import IR, callee_name, tail_name, walk
-from dpcheck.sites.nodes import Call, Node
+from dpcheck.sites.ir import IR
+from dpcheck.sites.nodes import Call, Comp, Name, Node
 from dpcheck.sites.views import Scope, Statement
 
 __all__ = ["CLIP_CALLS", "NOISE_TAILS", "HandwrittenAnalyzer", "HandwrittenUpdate",
@@ -102,19 +102,19 @@ class HandwrittenAnalyzer:
             self._targets[key] = self.index.function(callee, ctx)
         return self._targets[key]
 
-    def _privatizers(self, calls: list[IR], where: Ctx) -> list[tuple[Call, Privatizer]]:
+    def _privatizers(self, calls: list[Call], where: Ctx) -> list[tuple[Call, Privatizer]]:
         """The library privatizer calls among ``calls`` (only in files importing a DP
         library: a privatizer is reached through its library's import)."""
         if not self.steps.dp_imports(where.path):
             return []
-        return [(node, found) for node in calls if isinstance(node, Call)
-                and (found := self.steps.privatizer(node, where)) is not None]
+        return [(call, found) for call in calls
+                if (found := self.steps.privatizer(call, where)) is not None]
 
-    def _draws_noise(self, node: IR, where: Ctx) -> bool:
+    def _draws_noise(self, call: Call, where: Ctx) -> bool:
         """A Gaussian draw, or a call of a project helper that returns one."""
-        if is_noise_draw(node):
+        if is_noise_draw(call):
             return True
-        target = self._function(callee_name(node), where)
+        target = self._function(call.name, where)
         return target is not None and self.steps.returns_noise(target)
 
     def _privatized(self, ctx: Ctx, stmt: Statement, privatizers: list[tuple[Call, Privatizer]],
@@ -149,14 +149,16 @@ class HandwrittenAnalyzer:
         for stmt in stmts:
             if not self.index.runs(ctx, stmt):
                 continue
-            expr: IR = stmt["e"]
-            where = Ctx(ctx.path, ctx.scope, stmt["line"])
-            calls = [n for n in walk(expr) if n[0] == "call"]
+            expr = stmt.expr
+            where = Ctx(ctx.path, ctx.scope, stmt.line)
+            calls = [part for part in expr.walk() if isinstance(part, Call)]
             refs = set(read_names(expr))
-            targets = set(assigned_names(stmt["t"]))
-            for node in calls:
-                if tail_name(callee_name(node)) in INPLACE and node[1][0] == "r":
-                    targets.add(node[1][1].rsplit(".", 1)[0])
+            targets = set(assigned_names(stmt.target))
+            for call in calls:
+                callee = call.callee
+                if call.method in INPLACE and isinstance(callee, Name):
+                    # The receiver of the method (``acc`` of ``acc.add_``).
+                    targets.add(callee.base or callee.dotted)
             # A tensor's ``.data`` is the tensor itself: ``p.grad.data += noise`` changes p.grad.
             targets |= {t.removesuffix(".data") for t in targets if t.endswith(".data")}
             privatizers = self._privatizers(calls, where)
@@ -176,7 +178,7 @@ class HandwrittenAnalyzer:
                 normed |= targets
             for node in clip_here:
                 result.clip.append(Evidence("clip", evidence_span(ctx, stmt, node),
-                                            stmt.get("src", "clipping")))
+                                            stmt.source or "clipping"))
                 if clip_factor_inverted(node):
                     result.inverted.append(Evidence("clip", evidence_span(ctx, stmt, node), (
                         "clip factor inverted: the bound is taken of norm/C (or C/norm) the wrong "
@@ -186,25 +188,24 @@ class HandwrittenAnalyzer:
             noise_here = [n for n in calls if self._draws_noise(n, where)] + [
                 call for call, privatizer in privatizers if "noise" in privatizer.provides]
             flows = arith_flow(expr)
-            if stmt["k"] == "aug":
+            if stmt.kind == "aug":
                 flows |= targets
             flows |= self._handed(ctx, stmt, calls, noisy & gradients, result, depth)
-            for node in walk(expr):
-                if node[0] == "comp":
-                    bound = set(node[2])
-                    iterated = set().union(*(arith_flow(i) for i in node[3]))
+            for part in expr.walk():
+                if isinstance(part, Comp):
+                    bound = set(part.names)
+                    iterated = set().union(*(arith_flow(i) for i in part.iterables))
                     for tainted in (noisy, clipped):
                         if touches(iterated, tainted):
                             tainted |= bound
             if clip_here or touches(flows, clipped) or any("grad_sample" in r for r in refs) \
                     or any(self.per_sample.clips(r, where) for r in refs):
                 clipped |= targets
-            if stmt["k"] == "for" and any(
-                    tail_name(callee_name(n)) in PARAMETER_CALLS for n in calls):
+            if stmt.kind == "for" and any(call.method in PARAMETER_CALLS for call in calls):
                 parameters |= targets
             grad_like = touches(refs | targets, clipped | gradients) or any(
                 "grad" in n for n in refs | targets
-            ) or (stmt["k"] != "for" and touches(targets, parameters)) or any(
+            ) or (stmt.kind != "for" and touches(targets, parameters)) or any(
                 "noise" in privatizer.provides for _, privatizer in privatizers)
             if grad_like and touches(flows, clipped | gradients) or any("grad" in n for n in flows):
                 gradients |= targets
@@ -215,7 +216,7 @@ class HandwrittenAnalyzer:
             if seeds or touches(flows, noisy):
                 noisy |= targets
                 pending.extend((where, node, expr, Evidence(
-                    "noise", evidence_span(ctx, stmt, node), stmt.get("src", "noise draw")))
+                    "noise", evidence_span(ctx, stmt, node), stmt.source or "noise draw"))
                     for node in noise_here)
                 carried = carried or stmt.kind == "return"
                 if not grad_like:
@@ -230,13 +231,13 @@ class HandwrittenAnalyzer:
                         result.gradient_noise.append(evidence)
                 pending.clear()
                 result.updates.append(Evidence("update", evidence_span(ctx, stmt),
-                                               stmt.get("src", "noisy update")))
+                                               stmt.source or "noisy update"))
                 self.division.statement(where, stmt, noisy, clipped, result)
             elif touches(refs, clipped):
                 self.division.mean(where, stmt, clipped, result)
         return carried
 
-    def _handed(self, ctx: Ctx, stmt: Statement, calls: list[IR], noisy: set[str],
+    def _handed(self, ctx: Ctx, stmt: Statement, calls: list[Call], noisy: set[str],
                 result: HandwrittenUpdate, depth: int) -> set[str]:
         """The noisy gradients ``stmt`` hands to project functions that update with them or
         return them. Each such function is followed (``_follow``) with the parameters the
@@ -251,7 +252,7 @@ class HandwrittenAnalyzer:
             return flowing
         where = Ctx(ctx.path, ctx.scope, stmt.line)
         for call in calls:
-            if not isinstance(call, Call) or tail_name(call.name) in ARITH_CALLS \
+            if call.method in ARITH_CALLS \
                     or self._draws_noise(call, where):
                 continue
             target = self._function(call.name, where)

@@ -4,12 +4,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from dpcheck.model import Evidence, Span
 from dpcheck.pipelines.divisor import Dep
 from dpcheck.pipelines.scope import Ctx
 from dpcheck.sites.ir import IR
+from dpcheck.sites.nodes import Call
+from dpcheck.sites.views import Statement
 
 
 @dataclass(frozen=True)
@@ -50,9 +51,9 @@ class HandwrittenUpdate:
         return bool(self.noise and self.clip and self.per_sample and self.updates)
 
 
-def evidence_span(ctx: Ctx, stmt: dict[str, Any], node: IR | None = None) -> Span:
+def evidence_span(ctx: Ctx, stmt: Statement, node: IR | None = None) -> Span:
     """Where evidence is: the call ``node`` when given, else the whole statement."""
-    if node is not None and node[0] == "call":
-        line, col, end_line, end_col = node[4]
-        return Span(ctx.path, line, col, end_line, end_col)
-    return Span(ctx.path, stmt["line"], stmt["col"], stmt["end"][0], stmt["end"][1])
+    if isinstance(node, Call):
+        return Span(ctx.path, *node.position)
+    end_line, end_col = stmt.end
+    return Span(ctx.path, stmt.line, stmt.column, end_line, end_col)

@@ -14,7 +14,7 @@ from dpcheck.pipelines.handwritten_update import HandwrittenUpdate
 from dpcheck.pipelines.index import ProjectIndex
 from dpcheck.pipelines.scope import Ctx
 from dpcheck.pipelines.taint import read_names
-from dpcheck.sites.ir import IR, callee_name
+from dpcheck.sites.ir import IR
 
 #: Parameter names of a noise scale handed to the code that draws the noise.
 NOISE_SCALE = re.compile(r"noise|sigma|std|scale", re.I)
@@ -30,11 +30,11 @@ def hand_over(index: ProjectIndex, update: HandwrittenUpdate) -> list[Evidence]:
     for ctx, _, statement in update.noise_calls[:1]:
         for param in _scale_params(index, statement, ctx, 0):
             for where, call in index.call_sites(param.ctx):
-                line = call[5].get(param.name) if len(call) > 5 else None
+                line = call.keyword_lines.get(param.name)
                 if line is not None and where.path != ctx.path \
                         and (where.path, where.scope) in index.reach:
                     found.append(Evidence("noise", Span(where.path, line), (
-                        f"{param.name} handed to {callee_name(call)}(), which draws the "
+                        f"{param.name} handed to {call.name}(), which draws the "
                         f"noise at {ctx.path}:{ctx.line}")))
     return found
 

@@ -12,7 +12,6 @@ counts only where a clip reaches them. A clip factor bounded the wrong way round
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from dpcheck.model import Evidence
 from dpcheck.pipelines.divisor import DivisorClassifier
@@ -29,8 +28,8 @@ from dpcheck.pipelines.steps import (
     scope_clips,
 )
 from dpcheck.pipelines.taint import assigned_names, touches
-from dpcheck.sites.ir import IR, callee_name, tail_name, walk
-from dpcheck.sites.nodes import Call
+from dpcheck.sites.ir import IR
+from dpcheck.sites.nodes import BinOp, Call, Name, node
 from dpcheck.sites.views import Statement
 
 #: Bounds from above (``min(x, 1)``) and from below (``max(x, 1)``), for the clip-factor check.
@@ -50,33 +49,36 @@ PER_SAMPLE_NAMES = ("grad_sample", "per_sample", "grad_batch", "batch_l2")
 GRAD_CALLS = frozenset({"backward", "grad", "value_and_grad", "gradient"})
 
 
-def clip_factor_inverted(node: IR) -> bool:
+def clip_factor_inverted(expr: IR) -> bool:
     """A per-example clip factor bounded the wrong way round: ``min(norm/C, 1)``
     (``clamp_max``, ``clamp(max=1)``) or ``max(C/norm, 1)``. The right factors are
     ``min(C/norm, 1)`` to multiply by and ``max(norm/C, 1)`` to divide by; the inverted ones
     scale a large gradient *up* (or leave it unbounded), so C bounds nothing."""
-    tail = tail_name(callee_name(node))
-    keyword = {"max", "min"} & set(node[3]) if tail in BOUND_CALLS else set()
+    call = node(expr)
+    if not isinstance(call, Call):
+        return False
+    tail = call.method
+    keyword = {"max", "min"} & set(call.kwargs) if tail in BOUND_CALLS else set()
     upper = tail in UPPER_BOUNDS or keyword == {"max"}
     lower = tail in LOWER_BOUNDS or keyword == {"min"}
-    for ratio in walk(node):
-        if ratio[0] != "b" or ratio[1] != "/":
+    for ratio in call.walk():
+        if not isinstance(ratio, BinOp) or ratio.op != "/":
             continue
-        norm_above, norm_below = mentions_norm(ratio[2]), mentions_norm(ratio[3])
+        norm_above, norm_below = mentions_norm(ratio.left), mentions_norm(ratio.right)
         if norm_above != norm_below:
             return (upper and norm_above) or (lower and norm_below)
     return False
 
 
-def computes_gradient(calls: list[IR], names: set[str]) -> bool:
+def computes_gradient(calls: list[Call], names: set[str]) -> bool:
     """A gradient computed here: a gradient or per-example gradient call, or a framework's
     gradient attribute read or written (``p.grad``, ``p.grad_sample``)."""
-    return any(tail_name(callee_name(n)) in GRAD_CALLS | PER_SAMPLE_CALLS for n in calls) \
+    return any(call.method in GRAD_CALLS | PER_SAMPLE_CALLS for call in calls) \
         or any(set(name.split(".")[1:]) & GRADIENT_ATTRIBUTES for name in names)
 
 
-def _row_norm(node: IR) -> bool:
-    return "norm" in tail_name(callee_name(node)) and any(k in node[3] for k in ("dim", "axis"))
+def _row_norm(call: Call) -> bool:
+    return "norm" in call.method and any(k in call.kwargs for k in ("dim", "axis"))
 
 
 class PerSampleFinder:
@@ -92,29 +94,28 @@ class PerSampleFinder:
         self._clipping: dict[Ctx, bool] = {}
         self._per_sample_functions: dict[Ctx, bool] = {}
 
-    def example_loop(self, ctx: Ctx, stmts: list[dict[str, Any]], loop: int) -> bool:
+    def example_loop(self, ctx: Ctx, stmts: list[Statement], loop: int) -> bool:
         """Whether the loop at ``loop`` (or one around it) runs over the examples of a batch."""
         while loop >= 0:
             header = stmts[loop]
-            iterable = header["e"]
-            where = Ctx(ctx.path, ctx.scope, header["line"])
-            name = callee_name(iterable) if iterable[0] == "call" else None
-            if name == "range" and iterable[2]:
-                dep = self.divisors.classify(iterable[2][-1], where)
+            iterable = header.expr
+            where = Ctx(ctx.path, ctx.scope, header.line)
+            if isinstance(iterable, Call) and iterable.name == "range" and iterable.args:
+                dep = self.divisors.classify(iterable.args[-1], where)
                 if dep.kind == "realized":
                     return True
             else:
-                targets = list(assigned_names(header["t"]))
+                targets = list(assigned_names(header.target))
                 if targets:
                     binding = self.index.bind(targets[-1], Ctx(ctx.path, ctx.scope,
-                                                               header["line"] + 1))
+                                                               header.line + 1))
                     if binding is not None and self.divisors.origin(
-                        ["r", targets[-1]], Ctx(ctx.path, ctx.scope, header["line"] + 1)
+                        Name(["r", targets[-1]]), Ctx(ctx.path, ctx.scope, header.line + 1)
                     ) == Origin.EXAMPLE:
                         return True
             if self.steps.element_loop(ctx, stmts, loop):
                 return True
-            loop = header["loop"]
+            loop = header.loop
         return False
 
     def clips(self, callee: str | None, ctx: Ctx) -> bool:
@@ -128,8 +129,8 @@ class PerSampleFinder:
         return self._clipping[target]
 
     def record(self, ctx: Ctx, stmts: list[Statement], stmt: Statement,
-               calls: list[IR], refs: set[str], targets: set[str],
-               result: HandwrittenUpdate, clips: list[IR], clip_stmt: bool,
+               calls: list[Call], refs: set[str], targets: set[str],
+               result: HandwrittenUpdate, clips: list[Call], clip_stmt: bool,
                privatizers: list[tuple[Call, Privatizer]]) -> None:
         """Per-sample gradients: ``vmap``/``grad_sample`` values, row-wise norms, a privatizer
         that computes them and gradient calls inside a loop over examples seed a taint; the
@@ -140,11 +141,11 @@ class PerSampleFinder:
         where = Ctx(ctx.path, ctx.scope, stmt.line)
         by_privatizer = any("per-sample" in p.provides for _, p in privatizers)
         seeded = by_privatizer or any(word in r for r in refs for word in PER_SAMPLE_NAMES) \
-            or any(tail_name(callee_name(n)) in PER_SAMPLE_CALLS or _row_norm(n)
-                   or self._per_sample_function(callee_name(n), where) for n in calls)
+            or any(call.method in PER_SAMPLE_CALLS or _row_norm(call)
+                   or self._per_sample_function(call.name, where) for call in calls)
         in_examples = stmt.loop >= 0 and (clip_stmt or any(
-            tail_name(callee_name(n)) in GRAD_CALLS or is_clip_call(n)
-            or self.clips(callee_name(n), where) for n in calls
+            call.method in GRAD_CALLS or is_clip_call(call)
+            or self.clips(call.name, where) for call in calls
         )) and self.example_loop(ctx, stmts, stmt.loop)
         reached = touches(refs | targets if clip_stmt else refs, tainted)
         if (seeded or in_examples) and not reached:
@@ -159,7 +160,7 @@ class PerSampleFinder:
             note = "clipping inside a loop over the examples of a batch" if in_examples else (
                 "clipping of per-sample gradients")
             result.per_sample.append(Evidence(
-                "per-sample-grad", evidence_span(ctx, stmt, clips[0] if clips else None), note))
+                "per-sample-grad", evidence_span(ctx, stmt, next(iter(clips), None)), note))
 
     def _per_sample_function(self, callee: str | None, ctx: Ctx) -> bool:
         """Whether ``callee`` is a project function computing per-sample gradients (``vmap``,
@@ -170,10 +171,10 @@ class PerSampleFinder:
         if target not in self._per_sample_functions:
             self._per_sample_functions[target] = False
             scope = self.index.scope(target)
-            stmts = scope["stmts"] if scope else []
+            stmts = scope.statements if scope else []
             self._per_sample_functions[target] = any(
-                tail_name(callee_name(n)) in PER_SAMPLE_CALLS
-                or (tail_name(callee_name(n)) in GRAD_CALLS and stmt["loop"] >= 0
-                    and self.example_loop(target, stmts, stmt["loop"]))
-                for stmt in stmts for n in walk(stmt["e"]) if n[0] == "call")
+                part.method in PER_SAMPLE_CALLS
+                or (part.method in GRAD_CALLS and stmt.loop >= 0
+                    and self.example_loop(target, stmts, stmt.loop))
+                for stmt in stmts for part in stmt.expr.walk() if isinstance(part, Call))
         return self._per_sample_functions[target]

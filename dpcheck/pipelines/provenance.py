@@ -101,8 +101,8 @@ def joined(origins: list[Origin]) -> Origin:
     """The join of several origins; UNKNOWN for none."""
     if not origins:
         return Origin.UNKNOWN
-    result = origins[0]
-    for origin in origins[1:]:
+    result, *rest = origins
+    for origin in rest:
         result = result.join(origin)
     return result
 
@@ -128,9 +128,10 @@ class Provenance:
         if isinstance(expr, Attr):
             return self._attribute(self.origin(expr.base, ctx), expr.attr)
         if isinstance(expr, Comp):
-            single = len(expr.iterables) == 1 and not expr.filtered
-            if single and self._element(expr.iterables[0], ctx, None) == Origin.EXAMPLE:
-                return Origin.BATCH
+            if len(expr.iterables) == 1 and not expr.filtered:
+                [iterable] = expr.iterables
+                if self._element(iterable, ctx, None) == Origin.EXAMPLE:
+                    return Origin.BATCH
             return Origin.BATCH if self._mask_kept(expr, ctx) else Origin.UNKNOWN
         if isinstance(expr, BinOp) and not isinstance(expr, Compare):
             left = self.origin(expr.left, ctx)
@@ -188,9 +189,9 @@ class Provenance:
         if calls_in("loaders", call, ctx, self.index) or self._private(call, ctx):
             return Origin.LOADER
         if call.args and (name == "iter" or self._converts(call, ctx)):
-            return self.origin(call.args[0], ctx)
+            return self.origin(next(iter(call.args)), ctx)
         if name == "next" and call.args:
-            return self.origin(call.args[0], ctx).element()
+            return self.origin(next(iter(call.args)), ctx).element()
         if calls_in("mask_indices", call, ctx, self.index) and self._lists_mask(call, ctx):
             return Origin.BATCH
         if calls_in("datasets", call, ctx, self.index) or known_dataset(call, None):
@@ -269,15 +270,18 @@ class Provenance:
         iterable = node(iterable)
         name = iterable.name if isinstance(iterable, Call) else None
         if isinstance(iterable, Call) and name == "enumerate" and iterable.args:
-            if position and position[0] == 0:
+            if position and position[:1] == (0,):
                 return Origin.UNKNOWN
-            return self._element(iterable.args[0], ctx, position[1:] if position else None)
+            return self._element(next(iter(iterable.args)), ctx,
+                                 position[1:] if position else None)
         if self.is_sample_index(iterable, ctx):
             return Origin.EXAMPLE
         if isinstance(iterable, Call) and name == "zip":
             parts = [self.origin(a, ctx) for a in iterable.args]
-            if position and position[0] < len(parts):
-                return parts[position[0]].element()
+            if position:
+                first, *_ = position
+                if first < len(parts):
+                    return parts[first].element()
             return Origin.UNKNOWN
         return self.origin(iterable, ctx).element()
 
@@ -289,13 +293,16 @@ class Provenance:
         stmts = scope.statements if scope else []
         appends = [s for s in stmts if s.kind == "expr" and isinstance(s.expr, Call)
                    and s.expr.callee == ["r", f"{binding.name}.append"]]
-        if len(appends) != 1 or appends[0].loop < 0:
+        if len(appends) != 1:
             return False
-        header = stmts[appends[0].loop]
+        [append] = appends
+        if append.loop < 0:
+            return False
+        header = stmts[append.loop]
         targets = header.target if isinstance(header.target, list) else [header.target]
-        first = targets[0] if targets and isinstance(targets[0], str) else None
-        if header.kind != "for" or header.line <= binding.line or first is None \
-                or appends[0].arms != header.arms:
+        first = next(iter(targets), None)
+        if header.kind != "for" or header.line <= binding.line or not isinstance(first, str) \
+                or append.arms != header.arms:
             return False
         inside = Ctx(binding.ctx.path, binding.ctx.scope, header.line + 1)
         return self.origin(Name(["r", first]), inside) == Origin.EXAMPLE
@@ -367,18 +374,18 @@ class Provenance:
         sampled example, so its size is the realized batch size."""
         if len(call.args) > 1 or call.kwargs:
             return False
-        operand = call.args[0] if call.args else call.receiver
+        operand = next(iter(call.args), call.receiver)
         return operand is not None and self.is_mask(operand, ctx)
 
     def _mask_kept(self, comp: Comp, ctx: Ctx) -> bool:
         """Whether a comprehension lists the indices a sampling mask keeps (``[i for i in
         range(n) if mask[i]]``)."""
-        if len(comp.names) != 1 or len(comp.iterables) != 1 or len(comp.conditions) != 1 \
-                or comp.element != ["r", comp.names[0]] \
-                or not isinstance(comp.iterables[0], Call):
+        if len(comp.names) != 1 or len(comp.iterables) != 1 or len(comp.conditions) != 1:
             return False
-        test = comp.conditions[0]
-        return comp.iterables[0].method in INDEX_RANGES and isinstance(test, Subscript) \
+        [name], [iterable], [test] = comp.names, comp.iterables, comp.conditions
+        if comp.element != ["r", name] or not isinstance(iterable, Call):
+            return False
+        return iterable.method in INDEX_RANGES and isinstance(test, Subscript) \
             and test.index == comp.element and self.is_mask(test.value, ctx)
 
     def sizes_a_draw(self, name: str, ctx: Ctx, itself: bool = False) -> bool:
@@ -394,9 +401,9 @@ class Provenance:
                         or not calls_in("sampling_draws", part, Ctx(ctx.path, ctx.scope,
                                                                     stmt.line), self.index):
                     continue
-                size = part.args[0]
+                size = next(iter(part.args))
                 if isinstance(size, Seq) and size.items:
-                    size = size.items[0]
+                    size = next(iter(size.items))
                 if _sizes(size, name, itself):
                     return True
         return False

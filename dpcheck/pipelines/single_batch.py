@@ -63,13 +63,14 @@ def _measured(index: ProjectIndex, size: Node, ctx: Ctx, depth: int = 0) -> Node
     """The value whose size ``size`` is (``len(x)``, ``x.shape[0]``, ``x.size(0)``,
     ``x.__len__()``, or a local name bound to one of them), else None."""
     if isinstance(size, Call) and size.name == "len" and len(size.args) == 1:
-        return size.args[0]
+        [measured] = size.args
+        return measured
     if isinstance(size, Call) and size.method in ("size", "__len__") and size.receiver is not None \
             and (not size.args if size.method == "__len__" else _is_zero(size.args)):
         return size.receiver
     if isinstance(size, Subscript) and isinstance(size.index, Num) and size.index.value == 0 \
             and isinstance(size.value, Name) and size.value.last == "shape" and "." in size.value.dotted:
-        return Name(["r", size.value.dotted.rpartition(".")[0]])
+        return Name(["r", size.value.base])
     if isinstance(size, Name) and depth < _MAX_DEPTH:
         bound = _assigned(index, size, ctx)
         if bound is not None:
@@ -79,7 +80,10 @@ def _measured(index: ProjectIndex, size: Node, ctx: Ctx, depth: int = 0) -> Node
 
 
 def _is_zero(args: list[Node]) -> bool:
-    return len(args) == 1 and isinstance(args[0], Num) and args[0].value == 0
+    if len(args) != 1:
+        return False
+    [arg] = args
+    return isinstance(arg, Num) and arg.value == 0
 
 
 def index_set(index: ProjectIndex, dataset: Node, ctx: Ctx, depth: int = 0) -> tuple[Node, Ctx] | None:

@@ -61,14 +61,16 @@ def sequence_length(evaluator: Evaluator, value: Node, ctx: Ctx, depth: int = 0)
         if named in RANGES and len(value.args) <= 3:
             bounds = [evaluator.value(argument, ctx) for argument in value.args]
             if all(b is not None and float(b.value).is_integer() for b in bounds) \
-                    and (len(bounds) < 3 or bounds[2].value != 0):  # type: ignore[union-attr]
+                    and (len(bounds) < 3 or bounds[-1].value != 0):  # type: ignore[union-attr]
                 return len(range(*(int(b.value) for b in bounds)))  # type: ignore[union-attr]
         if named in COUNTED and len(value.args) == 1:
-            count = evaluator.value(value.args[0], ctx)
+            [counted] = value.args
+            count = evaluator.value(counted, ctx)
             if count is not None and float(count.value).is_integer():
                 return int(count.value)
         if named in SAME_LENGTH and len(value.args) == 1:
-            return sequence_length(evaluator, value.args[0], ctx, depth + 1)
+            [same] = value.args
+            return sequence_length(evaluator, same, ctx, depth + 1)
     return None
 
 

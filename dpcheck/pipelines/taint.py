@@ -13,7 +13,8 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from dpcheck.pipelines.steps import is_noise_draw
-from dpcheck.sites.ir import IR, callee_name, tail_name, walk
+from dpcheck.sites.ir import IR
+from dpcheck.sites.nodes import Attr, BinOp, Call, Comp, Name, Seq, Subscript, UnaryOp, node
 
 ARITH_CALLS = frozenset({
     "sum", "add", "add_", "sub", "sub_", "mul", "mul_", "div", "div_", "true_divide", "stack",
@@ -35,9 +36,9 @@ INPLACE = frozenset({"add_", "sub_", "mul_", "div_", "copy_", "append"})
 
 def read_names(ir: IR) -> Iterator[str]:
     """Every name read in ``ir``."""
-    for node in walk(ir):
-        if node[0] == "r":
-            yield node[1]
+    for part in node(ir).walk():
+        if isinstance(part, Name):
+            yield part.dotted
 
 
 def assigned_names(target: Any) -> Iterator[str]:
@@ -58,37 +59,37 @@ def touches(names: Iterable[str], tainted: set[str]) -> bool:
 def arith_flow(expr: IR) -> set[str]:
     """Names whose value flows into ``expr`` through arithmetic only (not ``model(x)``)."""
     flowing: set[str] = set()
-    stack = [expr]
+    stack = [node(expr)]
     while stack:
-        node = stack.pop()
-        tag = node[0]
-        if tag == "r":
-            flowing.add(node[1])
-        elif tag == "call":
-            name = callee_name(node) or ""
-            if tail_name(name) not in ARITH_CALLS:
+        part = stack.pop()
+        if isinstance(part, Name):
+            flowing.add(part.dotted)
+        elif isinstance(part, Call):
+            if part.method not in ARITH_CALLS:
                 continue
-            if node[1][0] == "r" and "." in name:
-                flowing.add(name.rsplit(".", 1)[0])
-            elif node[1][0] == "a":
-                stack.append(node[1][1])
-            stack.extend(node[2])
-            stack.extend(node[3].values())
-        elif tag in ("b", "cmp"):
-            stack.extend((node[2], node[3]))
-        elif tag == "u":
-            stack.append(node[2])
-        elif tag == "i":
-            stack.append(node[1])
-        elif tag == "t":
-            stack.extend(node[1])
-        elif tag == "comp":
-            stack.append(node[1])
-            stack.extend(node[3])
+            callee = part.callee
+            if isinstance(callee, Name) and callee.base:
+                flowing.add(callee.base)
+            elif isinstance(callee, Attr):
+                stack.append(callee.base)
+            stack.extend(part.args)
+            stack.extend(part.kwargs.values())
+        elif isinstance(part, BinOp):
+            stack.extend((part.left, part.right))
+        elif isinstance(part, UnaryOp):
+            stack.append(part.operand)
+        elif isinstance(part, Subscript):
+            stack.append(part.value)
+        elif isinstance(part, Seq):
+            stack.extend(part.items)
+        elif isinstance(part, Comp):
+            stack.append(part.element)
+            stack.extend(part.iterables)
     return flowing
 
 
 def noise_marker(ir: IR) -> set[str]:
     """``{"<noise>"}`` when ``ir`` draws Gaussian noise itself, else the empty set: a stand-in
     name that taints what the draw flows into."""
-    return {"<noise>"} if any(n[0] == "call" and is_noise_draw(n) for n in walk(ir)) else set()
+    return {"<noise>"} if any(isinstance(part, Call) and is_noise_draw(part)
+                              for part in node(ir).walk()) else set()

@@ -6,14 +6,16 @@ Each divisor is classified by ``DivisorClassifier`` where the division happens."
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypeGuard
 
 from dpcheck.model import Span
 from dpcheck.pipelines.divisor import Dep, DivisorClassifier
 from dpcheck.pipelines.handwritten_update import Divisor, HandwrittenUpdate, evidence_span
 from dpcheck.pipelines.scope import Ctx
 from dpcheck.pipelines.taint import arith_flow, noise_marker, touches
-from dpcheck.sites.ir import IR, callee_name, tail_name, walk
+from dpcheck.sites.ir import IR
+from dpcheck.sites.nodes import Attr, BinOp, Call, Name, Node
+from dpcheck.sites.views import Statement
 
 MEAN_CALLS = frozenset({"mean", "reduce_mean"})
 DIVIDE_CALLS = frozenset({"div", "div_", "true_divide"})
@@ -28,46 +30,48 @@ class UpdateDivisors:
     def __init__(self, divisors: DivisorClassifier) -> None:
         self.divisors = divisors
 
-    def statement(self, ctx: Ctx, stmt: dict[str, Any], noisy: set[str], clipped: set[str],
+    def statement(self, ctx: Ctx, stmt: Statement, noisy: set[str], clipped: set[str],
                   result: HandwrittenUpdate) -> None:
         """The divisions of a statement that applies the noisy sum."""
         tainted = noisy | clipped
         span = evidence_span(ctx, stmt)
-        text = stmt.get("src", "")
-        if stmt["k"] == "aug" and stmt.get("op") in ("/", "//"):
-            self.add(ctx, stmt["e"], span, text, result, floor=stmt["op"] == "//")
-        for node in walk(stmt["e"]):
-            if node[0] == "b" and node[1] in ("/", "//"):
-                dividend = set(arith_flow(node[2])) | noise_marker(node[2])
+        text = stmt.source or ""
+        if stmt.kind == "aug" and stmt.op in ("/", "//"):
+            self.add(ctx, stmt.expr, span, text, result, floor=stmt.op == "//")
+        for part in stmt.expr.walk():
+            if isinstance(part, BinOp) and part.op in ("/", "//"):
+                dividend = set(arith_flow(part.left)) | noise_marker(part.left)
                 if touches(dividend, tainted) or "<noise>" in dividend:
-                    self.add(ctx, node[3], span, text, result, floor=node[1] == "//")
-            elif node[0] == "b" and node[1] == "*":
-                for factor, other in ((node[2], node[3]), (node[3], node[2])):
-                    if factor[0] == "b" and factor[1] == "/" and (
+                    self.add(ctx, part.right, span, text, result, floor=part.op == "//")
+            elif isinstance(part, BinOp) and part.op == "*":
+                for factor, other in ((part.left, part.right), (part.right, part.left)):
+                    if _quotient(factor) and (
                         touches(arith_flow(other), tainted) or noise_marker(other)
-                    ) and not touches(arith_flow(factor[2]), tainted):
-                        self.add(ctx, factor[3], span, text, result)
-            elif node[0] == "call" and tail_name(callee_name(node)) in DIVIDE_CALLS:
-                if node[2]:
-                    self.add(ctx, node[2][-1], span, text, result)
-            elif node[0] == "call" and tail_name(callee_name(node)) in RECIPROCAL_CALLS:
-                for factor in node[2]:
-                    if factor[0] == "b" and factor[1] == "/" and not touches(
-                            arith_flow(factor[2]), tainted):
-                        self.add(ctx, factor[3], span, text, result)
+                    ) and not touches(arith_flow(factor.left), tainted):
+                        self.add(ctx, factor.right, span, text, result)
+            elif isinstance(part, Call) and part.method in DIVIDE_CALLS:
+                if part.args:
+                    self.add(ctx, part.args[-1], span, text, result)
+            elif isinstance(part, Call) and part.method in RECIPROCAL_CALLS:
+                for factor in part.args:
+                    if _quotient(factor) and not touches(arith_flow(factor.left), tainted):
+                        self.add(ctx, factor.right, span, text, result)
         self.mean(ctx, stmt, clipped, result)
 
-    def mean(self, ctx: Ctx, stmt: dict[str, Any], clipped: set[str],
+    def mean(self, ctx: Ctx, stmt: Statement, clipped: set[str],
              result: HandwrittenUpdate) -> None:
         """A mean over clipped per-example values divides by the realized batch size."""
-        for node in walk(stmt["e"]):
-            if node[0] == "call" and tail_name(callee_name(node)) in MEAN_CALLS:
-                base = set(arith_flow(node[1][1])) if node[1][0] == "a" else {
-                    (callee_name(node) or "").rsplit(".", 1)[0]}
-                inputs = base | set().union(*(arith_flow(a) for a in node[2]))
+        for part in stmt.expr.walk():
+            if isinstance(part, Call) and part.method in MEAN_CALLS:
+                callee = part.callee
+                # What the method is called on (``x`` of ``x.mean()``); a plain function name
+                # (``mean(x)``) stands for itself.
+                base = set(arith_flow(callee.base)) if isinstance(callee, Attr) else {
+                    callee.base or callee.dotted if isinstance(callee, Name) else ""}
+                inputs = base | set().union(*(arith_flow(a) for a in part.args))
                 if touches(inputs, clipped):
                     result.divisors.append(Divisor(
-                        Dep(b=True), evidence_span(ctx, stmt, node),
+                        Dep(b=True), evidence_span(ctx, stmt, part),
                         "mean over the per-sample axis divides by the realized batch size"))
 
     def add(self, ctx: Ctx, divisor: IR, span: Span, text: str, result: HandwrittenUpdate,
@@ -77,3 +81,8 @@ class UpdateDivisors:
         if floor and dep.n:
             dep = Dep(n=True, floor=True)
         result.divisors.append(Divisor(dep, span, text))
+
+
+def _quotient(expr: Node) -> TypeGuard[BinOp]:
+    """Whether ``expr`` is a true division ``a / b``."""
+    return isinstance(expr, BinOp) and expr.op == "/"

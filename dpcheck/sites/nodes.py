@@ -100,6 +100,12 @@ class Name(Node):
         """``c`` of ``a.b.c``."""
         return self.dotted.rpartition(".")[2]
 
+    @property
+    def head(self) -> str:
+        """``a`` of ``a.b.c`` (the object an attribute chain starts from); the name itself for
+        a plain name."""
+        return self.dotted.partition(".")[0]
+
 
 class Attr(Node):
     """An attribute of an expression that is not a dotted name (``f(x).shape``)."""

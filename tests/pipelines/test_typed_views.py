@@ -37,10 +37,7 @@ SUMMARY_KEYS = frozenset({
 })
 #: Modules (or packages) that still read the IR or the summary by position or short key (to be
 #: ported).
-NOT_YET_PORTED = frozenset({
-    "sampling", "single_batch", "subsets", "generators", "handwritten", "divisor", "provenance",
-    "handwritten_update", "noise_scale", "per_sample", "taint", "update_divisors",
-})
+NOT_YET_PORTED = frozenset({"sampling"})
 
 
 def positional_reads(source: str) -> Iterator[tuple[int, str]]:

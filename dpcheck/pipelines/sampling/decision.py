@@ -62,7 +62,7 @@ def agreed(group: list[Sampling]) -> Sampling:
     that differ (a permutation drawn once, then batches taken in order by a non-shuffling input
     fn: a persistent shuffle) are "shuffle", whose witness and guarantee hold for every one of
     them; a "sequential" witness would assume an order the adversary knows."""
-    first = group[0]
+    first, *_ = group
     schemes = {d.sampler for d in group}
     kinds = sampler_table().kinds
     if len(schemes) > 1 and all(s in kinds and kinds[s].fixed_size and kinds[s].once_per_epoch for s in schemes):
@@ -90,8 +90,8 @@ def loader_dataset(call: Call) -> Node | None:
     if call.method in ("to_tf_dataset", "batch", "padded_batch") and call.receiver is not None:
         return call.receiver
     if call.method in INPUT_FNS:
-        data = call.kwargs.get("x", call.args[0] if call.args else None)
+        data = call.argument(0, "x")
         if isinstance(data, DictDisplay):
             return next((value for _, value in data.items), None)
         return data
-    return call.args[0] if call.args else call.kwargs.get("dataset")
+    return next(iter(call.args), call.kwargs.get("dataset"))

@@ -99,7 +99,7 @@ class IndexDraws:
             return []
         return [Sampling("poisson", [Evidence("sampler", site(ctx, draw, stmt), note)],
                          rate=(ctx, rate), steps=steps,
-                         population=(ctx, draw.args[0]) if draw.args else None)]
+                         population=(ctx, next(iter(draw.args))) if draw.args else None)]
 
     def _drawn_indices(self, api: SamplerApi, call: Call, stmt: Statement, ctx: Ctx,
                        steps: tuple[Ctx, Node] | None, subscript: Node | None,
@@ -156,7 +156,7 @@ class IndexDraws:
                 if isinstance(item, Subscript) and any(
                         isinstance(n, Name) and n.dotted in names for n in walk(item.index)):
                     use = "index"
-            if other.kind == "for" and any(isinstance(n, Name) and n.dotted.split(".")[0] in names
+            if other.kind == "for" and any(isinstance(n, Name) and n.head in names
                                            for n in walk(other.expr)):
                 use = "index"
         return use
@@ -186,7 +186,10 @@ def _prefix(index: Node) -> Node | None:
 
 def _first_item(size: Node) -> Node:
     """The batch size of a draw's size argument: ``B``, or the one item of ``(B,)``."""
-    return size.items[0] if isinstance(size, Seq) and len(size.items) == 1 else size
+    if isinstance(size, Seq) and len(size.items) == 1:
+        [item] = size.items
+        return item
+    return size
 
 
 def _complement(threshold: Node) -> Node:
@@ -202,10 +205,10 @@ def _bernoulli_arguments(call: Call) -> tuple[Node | None, Node | None]:
     """(q, N) of ``np.random.binomial(1, q, N)`` or ``torch.bernoulli(torch.full((N,), q))``."""
     args = call.args
     if call.method == "binomial" and len(args) > 2:
-        return args[1], args[2]
-    filled = args[0] if args else None
+        _, rate, population, *_ = args
+        return rate, population
+    filled = next(iter(args), None)
     if isinstance(filled, Call) and filled.method in ("full", "ones") and filled.args:
-        size = _first_item(filled.args[0])
-        rate = filled.args[1] if len(filled.args) > 1 else filled.kwargs.get("fill_value")
-        return rate, size
+        shape, *values = filled.args
+        return next(iter(values), filled.kwargs.get("fill_value")), _first_item(shape)
     return None, None

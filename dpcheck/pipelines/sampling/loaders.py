@@ -108,12 +108,12 @@ class LoaderReader:
         tail = call.method
         span = Span(ctx.path, *call.position)
         if tail in ITERATION_WRAPPERS and call.args:
-            return self.loader(call.args[0], ctx, depth + 1)
+            return self.loader(next(iter(call.args)), ctx, depth + 1)
         inherited = inherited_loader(self.index, call, ctx)
         if inherited is not None:
             return of_scheme("shuffle", [inherited])
         if call.name == "iter" and call.args:
-            return self.loader(call.args[0], ctx, depth + 1)
+            return self.loader(next(iter(call.args)), ctx, depth + 1)
         api = self.calls.api_of(call, ctx)
         if api is not None and api.sampler_keywords:
             return self._data_loader(call, ctx, span, depth, api)
@@ -149,14 +149,15 @@ class LoaderReader:
         evidence = [Evidence("sampler", yielded.span, yielded.note), via]
         if yielded.kind == "slices" and kinds <= {"shuffle"}:
             order = "after a permutation: shuffled" if kinds else "in order: sequential"
-            evidence[0] = Evidence("sampler", yielded.span,
-                                   f"{yielded.note}, {order} fixed-size batches")
+            evidence = [Evidence("sampler", yielded.span,
+                                 f"{yielded.note}, {order} fixed-size batches"), via]
             return of_scheme("shuffle" if kinds else "sequential",
                              [*evidence, *(e for d in drawn for e in d.evidence)], batch=yielded.width)
         if yielded.kind == "indexed" and kinds == {"poisson"}:
             # its loop counts the batches of one call (one pass), not the training steps
-            return replace(drawn[0], steps=None, per_pass=drawn[0].steps,
-                           evidence=[*evidence, *drawn[0].evidence])
+            first, *_ = drawn
+            return replace(first, steps=None, per_pass=first.steps,
+                           evidence=[*evidence, *first.evidence])
         why = yielded.note if yielded.kind == "unknown" else (
             f"{yielded.note}, drawn {' and '.join(sorted(kinds)) or 'without a sampling draw'}")
         return Sampling(note=why, evidence=evidence)
@@ -179,7 +180,7 @@ class LoaderReader:
                 break  # this return always runs: the later ones are unreachable
         kinds = {f.kind for f in found}
         if len(kinds) == 1:
-            return found[0]
+            return next(iter(found))
         return Sampling(note=f"{name}() returns loaders that sample in different ways" if found
                         else f"{name}() returns no loader dpcheck can follow")
 
@@ -198,7 +199,8 @@ class LoaderReader:
         if len(kinds) != 1:
             return None
         # its range() counts the batches of one pass over the loader, not the training steps
-        chosen = replace(found[0], steps=None, per_pass=found[0].steps)
+        first, *_ = found
+        chosen = replace(first, steps=None, per_pass=first.steps)
         note = f"DataLoader({key}={cls.name}) draws its batches in the project's sampler" + (
             "; its iteration count is per pass over the loader, not a step count"
             if chosen.per_pass is not None else "")
@@ -276,7 +278,8 @@ class LoaderReader:
             return Sampling(note=f"{function.scope}() draws its index sets in "
                             f"{'different ways' if drawn else 'no way dpcheck knows'}",
                             evidence=[served])
-        return replace(drawn[0], evidence=[served, *drawn[0].evidence])
+        first, *_ = drawn
+        return replace(first, evidence=[served, *first.evidence])
 
     def _opacus(self, call: Call, ctx: Ctx, depth: int) -> Sampling:
         """``make_private``: a Poisson ``DPDataLoader`` in place of the loader passed in with

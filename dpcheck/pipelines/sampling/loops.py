@@ -45,7 +45,7 @@ def drawn(stmts: list[Statement], loop: int, ctx: Ctx) -> tuple[Node, Ctx] | Non
     for stmt in body(stmts, loop):
         for item in walk(stmt.expr):
             if isinstance(item, Call) and item.name == "next" and item.args:
-                return item.args[0], Ctx(ctx.path, ctx.scope, stmt.line)
+                return next(iter(item.args)), Ctx(ctx.path, ctx.scope, stmt.line)
     return None
 
 
@@ -62,7 +62,8 @@ def loader_passes(ctx: Ctx, stmts: list[Statement], loop: int,
         iterable = header.expr
         if header.kind != "for" or not _is_range(iterable) or len(iterable.args) != 1:
             return None
-        steps = BinOp(["b", "*", steps, iterable.args[0]])
+        [repeats] = iterable.args
+        steps = BinOp(["b", "*", steps, repeats])
         outer = header.loop
     return Ctx(ctx.path, ctx.scope, stmts[loop].line), steps
 

@@ -37,10 +37,11 @@ def shuffle_buffer(call: Node) -> Node | None:
         return call.kwargs["buffer_size"]
     receiver = call.callee.base if isinstance(call.callee, Attr) else None
     named = receiver.name if isinstance(receiver, Call) else None
-    base = (named or (call.name or "").rpartition(".")[0]).lower()
+    head, _, _ = (call.name or "").rpartition(".")
+    base = (named or head).lower()
     if not call.args or any(word in base for word in RANDOM_MODULES):
         return None
-    return call.args[0]
+    return call.argument(0)
 
 
 def batched(expr: Node, shuffled: Call) -> Call | None:
@@ -70,8 +71,9 @@ def batch_chain(calls: SamplerCalls, call: Call, ctx: Ctx) -> Sampling | None:
     chain = [n for n in walk(call) if isinstance(n, Call) and n.method == "shuffle"]
     if not chain:
         return None
-    buffer = shuffle_buffer(chain[0])
-    extra = [buffer_evidence(calls, ctx, chain[0], buffer)] if buffer else []
+    shuffle, *_ = chain
+    buffer = shuffle_buffer(shuffle)
+    extra = [buffer_evidence(calls, ctx, shuffle, buffer)] if buffer else []
     return of_scheme("buffered-shuffle", [
         Evidence("sampler", Span(ctx.path, *call.position),
                  "tf.data .shuffle().batch(): fixed batches"),
