@@ -343,7 +343,10 @@ class PipelineBuilder:
         else:
             return None
         assumed = guards(index, usage.ctx) if usage is not None else None
-        sampling = SamplingAnalyzer(index, analysis.poisson_default, assumed).analyze(scopes)
+        noise = [c for c, _, _ in update.noise_calls] if update is not None and update.is_dp_sgd \
+            else []
+        sampling = SamplingAnalyzer(index, analysis.poisson_default, assumed,
+                                    noise).analyze(scopes)
         accountants = AccountantFinder(index, analysis.default_accountant).find(scopes)
         params = ParamCollector(index, self.project.overrides)
         values = params.collect(usage, update, sampling, accountants, scopes, optimizer)

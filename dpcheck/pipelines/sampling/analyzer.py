@@ -1,9 +1,14 @@
 """How a pipeline forms its batches, decided from its training loops (``SamplingAnalyzer``).
 
-The loader the training loop iterates decides (``loaders``). The loop that takes optimizer
-steps wins over statistics or pre-computation passes over other loaders (``loops``). A loop
-over ``range`` that draws ``next(it)`` from ``it = iter(loader)`` reads that loader; other
-loops over ``range`` use the index sampling found in the same scopes (``index_draws``).
+The loader the training loop iterates decides (``loaders``). The loops that run the pipeline's
+private update (whose body draws its noise, or calls through project functions the code that
+draws it) win over any other loop that steps an optimizer (a non-private model trained in the
+same run, such as a membership-inference attack model): the sampling of a DP pipeline is the
+sampling of the batches its noisy update sees. Without such a loop, the loop that takes
+optimizer steps wins over statistics or pre-computation passes over other loaders
+(``loops``). A loop over ``range`` that draws ``next(it)`` from ``it = iter(loader)`` reads
+that loader; other loops over ``range`` use the index sampling found in the same scopes
+(``index_draws``).
 Training fed by TF without a Python loop is read from where its batches are made
 (``tf_inputs``). Decisions of different coarse kinds leave the sampling unknown.
 """
@@ -20,7 +25,7 @@ from dpcheck.pipelines.provenance import Origin
 from dpcheck.pipelines.sampling.decision import EVAL_NAME, NO_SAMPLING, Sampling, agreed
 from dpcheck.pipelines.sampling.index_draws import IndexDraws
 from dpcheck.pipelines.sampling.loaders import LoaderReader
-from dpcheck.pipelines.sampling.loops import drawn, loader_passes, takes_steps
+from dpcheck.pipelines.sampling.loops import body, drawn, loader_passes, takes_steps
 from dpcheck.pipelines.sampling.sampler_calls import SamplerCalls
 from dpcheck.pipelines.scope import Ctx
 from dpcheck.sites.nodes import Call, Name
@@ -37,7 +42,7 @@ class SamplingAnalyzer:
     """Classifies the sampling of the training loops found in a set of scopes."""
 
     def __init__(self, index: ProjectIndex, poisson_default: bool | None,
-                 assumed: Guards | None = None) -> None:
+                 assumed: Guards | None = None, private: Iterable[Ctx] = ()) -> None:
         self.index = index
         self.origins = DivisorClassifier(index)
         self.poisson_default = poisson_default
@@ -45,11 +50,15 @@ class SamplingAnalyzer:
         #: a helper's arm chosen by the same flag is read with them holding.
         self.assumed = assumed or {}
         self.draws = IndexDraws(SamplerCalls(index))
+        #: The statements that draw the pipeline's noise (a hand-written update's noise calls).
+        self.private = list(private)
 
     def analyze(self, scopes: Iterable[Ctx]) -> Sampling:
         scopes = list(scopes)
         reached = frozenset((c.path, c.scope) for c in scopes)
         loaders = LoaderReader(self.draws, self.poisson_default, self.assumed, reached)
+        noisy = self._noisy_lines(reached)
+        private: list[Sampling] = []
         training: list[Sampling] = []
         decisions: list[Sampling] = []
         index_sampling: list[Sampling] = []
@@ -71,10 +80,13 @@ class SamplingAnalyzer:
                                         if next_of is None
                                         and self._runs_once(ctx, scopes[0], reached)
                                         else None)
-                    if found is not None:
+                    if found is not None and any(
+                            (ctx.path, ctx.scope, s.line) in noisy for s in body(stmts, position)):
+                        private.append(found)
+                    elif found is not None:
                         (training if steps else decisions).append(found)
                 index_sampling.extend(self.draws.in_statement(stmt, where))
-        for group in (training or decisions, index_sampling):
+        for group in (private or training or decisions, index_sampling):
             kinds = {d.kind for d in group}
             if len(kinds) == 1:
                 return agreed(group)
@@ -82,6 +94,20 @@ class SamplingAnalyzer:
                 return Sampling("unknown", [e for d in group for e in d.evidence],
                                 note="the training loops sample in different ways")
         return Sampling(note=NO_SAMPLING)
+
+    def _noisy_lines(self, reached: frozenset[tuple[str, str]]) -> frozenset[tuple[str, str, int]]:
+        """The statements of the reach that draw the pipeline's noise or call, through project
+        functions of the reach, a function that draws it: ``(path, scope, line)``."""
+        found: set[tuple[str, str, int]] = set()
+        frontier = list(self.private)
+        while frontier:
+            site = frontier.pop()
+            if (site.path, site.scope, site.line) in found:
+                continue
+            found.add((site.path, site.scope, site.line))
+            frontier.extend(where for where, _ in self.index.call_sites(site)
+                            if (where.path, where.scope) in reached)
+        return frozenset(found)
 
     def _runs_once(self, ctx: Ctx, entry: Ctx, reached: frozenset[tuple[str, str]],
                    depth: int = 0) -> bool:
