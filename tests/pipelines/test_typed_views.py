@@ -4,12 +4,11 @@
 ``binop.left``) and ``dpcheck.sites.views`` names the parts of statements, scopes and options
 (``stmt.expr``, ``scope.statements``); the cache keeps its short keys and positions, analysis
 code does not read them. This test parses each module of ``dpcheck/pipelines/`` (packages
-included) with ``ast`` and fails on any of these reads outside the modules still listed in
-``NOT_YET_PORTED`` (a name there covers the module ``name.py`` or the package ``name/``):
+included) with ``ast`` and fails on any of these reads:
 
 * a subscript by a non-negative integer literal, ``x[0]``, ``x[3]`` (negative indices such as
   ``parts[-1]`` and slices are allowed). Whether ``x`` is an IR node or some other sequence
-  cannot be told statically, so a ported module reads no position at all: IR parts by name,
+  cannot be told statically, so a pipelines module reads no position at all: IR parts by name,
   pairs and tuples by unpacking (``where, call = found``), a first item with ``next(iter(...))``
   or ``Call.argument(0)``;
 * a string subscript ``x["k"]``, a ``x.get("k")`` or a ``"k" in x`` whose key is one of the
@@ -35,10 +34,6 @@ SUMMARY_KEYS = frozenset({
     "k", "e", "t", "ld", "br", "src", "col", "stmts", "ifs", "argparse", "has_main", "scopes",
     "imports", "classes", "bases", "globals", "stars",
 })
-#: Modules (or packages) that still read the IR or the summary by position or short key (to be
-#: ported).
-NOT_YET_PORTED = frozenset({"sampling"})
-
 
 def positional_reads(source: str) -> Iterator[tuple[int, str]]:
     """(line, what) of each read by position or summary short key in ``source`` (the criterion
@@ -60,32 +55,15 @@ def positional_reads(source: str) -> Iterator[tuple[int, str]]:
             yield node.lineno, f"{node.left.value!r} in"
 
 
-def _listed(module: Path) -> str:
-    """The name ``NOT_YET_PORTED`` lists ``module`` under: its own, or its top package's."""
-    top, *_ = module.relative_to(PIPELINES).parts
-    return top.removesuffix(".py")
-
-
 def _modules() -> list[Path]:
     return sorted(PIPELINES.rglob("*.py"))
 
 
-@pytest.mark.parametrize("module", [p for p in _modules() if _listed(p) not in NOT_YET_PORTED],
-                         ids=lambda p: p.relative_to(PIPELINES).as_posix())
-def test_ported_modules_read_through_the_views(module: Path) -> None:
+@pytest.mark.parametrize("module", _modules(), ids=lambda p: p.relative_to(PIPELINES).as_posix())
+def test_pipelines_modules_read_through_the_views(module: Path) -> None:
     found = sorted(set(positional_reads(module.read_text("utf-8"))))
     assert not found, (f"{module.name} reads the IR or the summary by position or short key "
                        f"(use dpcheck.sites.nodes / dpcheck.sites.views): {found}")
-
-
-@pytest.mark.parametrize("name", sorted(NOT_YET_PORTED))
-def test_a_module_left_to_port_still_needs_it(name: str) -> None:
-    """The list only holds modules that exist and still read by position: a module ported, or
-    renamed away, leaves the list, so the check covers it."""
-    modules = [p for p in _modules() if _listed(p) == name]
-    assert modules, f"{name} is gone: remove it from NOT_YET_PORTED"
-    assert any(any(positional_reads(p.read_text("utf-8"))) for p in modules), \
-        f"{name} reads through the views now: remove it from NOT_YET_PORTED"
 
 
 @pytest.mark.parametrize(("source", "expected"), [

@@ -62,6 +62,7 @@ class SamplingAnalyzer:
         training: list[Sampling] = []
         decisions: list[Sampling] = []
         index_sampling: list[Sampling] = []
+        entry = next(iter(scopes), None)
         for ctx in scopes:
             scope = self.index.scope(ctx)
             stmts = scope.statements if scope else []
@@ -78,7 +79,8 @@ class SamplingAnalyzer:
                         found = replace(found, steps=loader_passes(ctx, stmts, position,
                                                                    found.per_pass)
                                         if next_of is None
-                                        and self._runs_once(ctx, scopes[0], reached)
+                                        and entry is not None
+                                        and self._runs_once(ctx, entry, reached)
                                         else None)
                     if found is not None and any(
                             (ctx.path, ctx.scope, s.line) in noisy for s in body(stmts, position)):
@@ -117,10 +119,13 @@ class SamplingAnalyzer:
             return True
         sites = [w for w, _ in self.index.call_sites(Ctx(ctx.path, ctx.scope))
                  if (w.path, w.scope) in reached]
-        scope = self.index.scope(sites[0]) if len(sites) == 1 and depth < _MAX_CALLERS else None
+        if len(sites) != 1 or depth >= _MAX_CALLERS:
+            return False
+        [site] = sites
+        scope = self.index.scope(site)
         return scope is not None and any(
-            stmt.line == sites[0].line and stmt.loop_depth == 0 for stmt in scope.statements) \
-            and self._runs_once(sites[0], entry, reached, depth + 1)
+            stmt.line == site.line and stmt.loop_depth == 0 for stmt in scope.statements) \
+            and self._runs_once(site, entry, reached, depth + 1)
 
     def _loop(self, loaders: LoaderReader, stmt: Statement, ctx: Ctx,
               trains: bool = False) -> Sampling | None:
@@ -130,7 +135,7 @@ class SamplingAnalyzer:
         generator), is kept as ``unknown``: another loop's loader must not stand in for it."""
         iterable = stmt.expr
         while isinstance(iterable, Call) and iterable.name in _LOOP_WRAPPERS and iterable.args:
-            iterable = iterable.args[0]
+            iterable = iterable.argument(0)
         if isinstance(iterable, Name) and EVAL_NAME.search(iterable.dotted):
             return None
         if self.origins.origin(iterable, ctx) == Origin.LOADER:
