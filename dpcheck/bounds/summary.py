@@ -28,7 +28,7 @@ def claimed_line(report: BoundReport) -> str:
     """"claimed eps=3.00 at delta=1e-05 (Opacus PRV, SGM+Poisson)"."""
     name = report.claimed.curve.name.replace(" (SGM+Poisson)", ", SGM+Poisson")
     target = report.request.target_epsilon
-    how = f"make_private_with_epsilon target, sigma={report.request.sigma:.3g}; " if target else ""
+    how = f"sigma={report.request.sigma:.3g} calibrated to the target ε; " if target else ""
     return f"claimed ε={_eps(report.claim.epsilon)} at δ={report.claim.delta:g} ({how}{name})"
 
 
