@@ -45,6 +45,7 @@ from dpcheck.pipelines.opacus_usage import (
     normalization,
 )
 from dpcheck.pipelines.params import ParamCollector
+from dpcheck.pipelines.private_loops import private_lines
 from dpcheck.pipelines.questions import PIPELINE_BUDGET
 from dpcheck.pipelines.sampling.analyzer import SamplingAnalyzer
 from dpcheck.pipelines.scope import Ctx, PipelineScope
@@ -345,11 +346,12 @@ class PipelineBuilder:
         assumed = guards(index, usage.ctx) if usage is not None else None
         noise = [c for c, _, _ in update.noise_calls] if update is not None and update.is_dp_sgd \
             else []
+        private = private_lines(index, noise, frozenset((c.path, c.scope) for c in scopes))
         sampling = SamplingAnalyzer(index, analysis.poisson_default, assumed,
-                                    noise).analyze(scopes)
+                                    private).analyze(scopes)
         accountants = AccountantFinder(index, analysis.default_accountant).find(scopes)
         params = ParamCollector(index, self.project.overrides)
-        values = params.collect(usage, update, sampling, accountants, scopes, optimizer)
+        values = params.collect(usage, update, sampling, accountants, scopes, optimizer, private)
         accountant = self._accountant(accountants, params)
         sampling = full_batch(sampling, accountant) or sampling
         evidence = [*self._dispatch_evidence(), *sampling.evidence, *analysis.evidence]

@@ -29,12 +29,14 @@ from dpcheck.pipelines.dim import model_size
 from dpcheck.pipelines.handwritten import HandwrittenUpdate, mentions_norm
 from dpcheck.pipelines.index import ProjectIndex
 from dpcheck.pipelines.opacus_usage import OpacusUsage
+from dpcheck.pipelines.private_loops import Place, runs_private
 from dpcheck.pipelines.sampling.decision import Sampling, loader_dataset
 from dpcheck.pipelines.scope import Ctx
 from dpcheck.pipelines.tf_privacy import KEYWORDS as TF_KEYWORDS
 from dpcheck.pipelines.values import Evaluator, Value
 from dpcheck.sites.ir import IR
 from dpcheck.sites.nodes import BinOp, Call, Name, Node, Num, node
+from dpcheck.sites.views import Statement
 
 #: Noise draws whose positional arguments are (key, shape) or (shape, mean, std), not (mean, std).
 KEY_FIRST_NORMALS = ("jax.random.", "random.normal", "tf.random.", "tensorflow.random.")
@@ -82,6 +84,7 @@ class ParamCollector:
         accountants: list[AccountantCall],
         scopes: Iterable[Ctx],
         optimizer: tuple[Ctx, IR] | None = None,
+        private: frozenset[Place] = frozenset(),
     ) -> dict[str, ParamValue]:
         scopes = list(scopes)
         params: dict[str, ParamValue] = {}
@@ -147,7 +150,7 @@ class ParamCollector:
             if dataset is not None:
                 size = self.values.dataset_size(dataset, ctx)
                 offer(size.param("N") if size else None)
-        offer(self._epochs(scopes))
+        offer(self._epochs(scopes, private))
         if sampling.steps is not None:
             offer(self._named_in("epochs", "epoch", *sampling.steps))
         if usage is not None and usage.keyword("sample_rate") is not None:
@@ -215,15 +218,26 @@ class ParamCollector:
         return ParamValue("sigma", math.prod(numbers) / clip.value, "derived",
                           Span(ctx.path, ctx.line), "noise std / clip")
 
-    def _epochs(self, scopes: list[Ctx]) -> ParamValue | None:
-        """The count of the first ``for epoch in range(...)`` loop that may run."""
+    def _epochs(self, scopes: list[Ctx], private: frozenset[Place]) -> ParamValue | None:
+        """The count of the first ``for epoch in range(...)`` loop that may run, among those
+        that run the private update (``private``: the epochs of a non-private model trained in
+        the same run are not the pipeline's) when one does, else among all."""
+        if private:
+            running = self._epoch_count(scopes, private)
+            if running is not None:
+                return running
+        return self._epoch_count(scopes, frozenset())
+
+    def _epoch_count(self, scopes: list[Ctx], private: frozenset[Place]) -> ParamValue | None:
+        """The count of the first epoch loop that may run and, given ``private``, runs it."""
         for where, stmt in self.index.statements(scopes):
             target = stmt.target
             iterable = stmt.expr
             mentions = any(isinstance(n, Name) and "epoch" in n.dotted.lower()
                            for n in iterable.walk())
             if stmt.kind == "for" and isinstance(target, str) and (
-                    "epoch" in target.lower() or (target == "_" and mentions)):
+                    "epoch" in target.lower() or (target == "_" and mentions)) \
+                    and (not private or self._runs_private(where, stmt, private)):
                 if isinstance(iterable, Call) and iterable.name == "range" and iterable.args:
                     bound = self._resolve("epochs", iterable.args[-1], where)
                     if bound is not None and bound.value is not None:
@@ -234,6 +248,14 @@ class ParamCollector:
                                            source="derived")
                         return bound
         return None
+
+    def _runs_private(self, where: Ctx, loop: Statement, private: frozenset[Place]) -> bool:
+        """Whether the loop header ``loop`` (read at ``where``) runs the private update."""
+        scope = self.index.scope(where)
+        stmts = scope.statements if scope is not None else []
+        position = next((i for i, stmt in enumerate(stmts) if stmt is loop), None)
+        return position is not None and runs_private(Ctx(where.path, where.scope), stmts, position,
+                                                     private)
 
     def _batch_of_rate(self, ctx: Ctx, ir: IR) -> ParamValue | None:
         """The expected batch size B of a sample rate written ``B / N``."""

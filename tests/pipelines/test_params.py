@@ -205,3 +205,47 @@ def test_sigma_of_a_product_noise_std_is_the_factor_that_is_not_the_clip(
     found = pipeline.params["sigma"]
     sigma_line = (tmp_path / "train.py").read_text().splitlines().index(f"SIGMA = {sigma}") + 1
     assert (found.value, found.span.line) == (sigma, sigma_line)
+
+
+SHADOW_FIRST = '''
+import torch
+from opacus.accountants import RDPAccountant
+
+N = 20000
+Q = 0.02
+EPOCHS = 6
+
+
+def noisy_mean(grads, mask):
+    clipped = grads / torch.clamp(grads.norm(dim=1, keepdim=True), min=1.0)
+    noisy = clipped.sum(0) + torch.normal(0.0, 1.1, size=(3,))
+    return noisy / mask.sum()
+
+
+def train(data):
+    shadow = torch.nn.Linear(3, 1)
+    opt = torch.optim.SGD(shadow.parameters(), lr=0.1)
+    for epoch in range(40):
+        opt.zero_grad()
+        shadow(data).sum().backward()
+        opt.step()
+    accountant = RDPAccountant()
+    for epoch in range(EPOCHS):
+        for _ in range(int(1 / Q)):
+            mask = torch.rand(N) < Q
+            update = noisy_mean(data[mask], mask)
+            accountant.step(noise_multiplier=1.1, sample_rate=Q)
+
+
+if __name__ == "__main__":
+    train(torch.zeros(N, 3))
+'''
+
+
+def test_the_epochs_are_those_of_the_loop_that_runs_the_private_update(tmp_path: Path) -> None:
+    """A non-private shadow model trained first, for 40 epochs, in the same function does not
+    give the pipeline its epochs: the epoch loop around the (helper-drawn) noise does."""
+    [pipeline] = pipelines_of(tmp_path, {"train.py": SHADOW_FIRST})
+    source = (tmp_path / "train.py").read_text().splitlines()
+    assert (pipeline.params["epochs"].value, pipeline.params["epochs"].span.line) == (
+        6, source.index("EPOCHS = 6") + 1)

@@ -21,11 +21,12 @@ from dataclasses import replace
 from dpcheck.pipelines.divisor import DivisorClassifier
 from dpcheck.pipelines.guards import Guards
 from dpcheck.pipelines.index import ProjectIndex
+from dpcheck.pipelines.private_loops import Place, runs_private
 from dpcheck.pipelines.provenance import Origin
 from dpcheck.pipelines.sampling.decision import EVAL_NAME, NO_SAMPLING, Sampling, agreed
 from dpcheck.pipelines.sampling.index_draws import IndexDraws
 from dpcheck.pipelines.sampling.loaders import LoaderReader
-from dpcheck.pipelines.sampling.loops import body, drawn, loader_passes, takes_steps
+from dpcheck.pipelines.sampling.loops import drawn, loader_passes, takes_steps
 from dpcheck.pipelines.sampling.sampler_calls import SamplerCalls
 from dpcheck.pipelines.scope import Ctx
 from dpcheck.sites.nodes import Call, Name
@@ -42,7 +43,7 @@ class SamplingAnalyzer:
     """Classifies the sampling of the training loops found in a set of scopes."""
 
     def __init__(self, index: ProjectIndex, poisson_default: bool | None,
-                 assumed: Guards | None = None, private: Iterable[Ctx] = ()) -> None:
+                 assumed: Guards | None = None, private: frozenset[Place] = frozenset()) -> None:
         self.index = index
         self.origins = DivisorClassifier(index)
         self.poisson_default = poisson_default
@@ -50,14 +51,13 @@ class SamplingAnalyzer:
         #: a helper's arm chosen by the same flag is read with them holding.
         self.assumed = assumed or {}
         self.draws = IndexDraws(SamplerCalls(index))
-        #: The statements that draw the pipeline's noise (a hand-written update's noise calls).
-        self.private = list(private)
+        #: The statements that run the pipeline's private update (``private_loops``).
+        self.private = private
 
     def analyze(self, scopes: Iterable[Ctx]) -> Sampling:
         scopes = list(scopes)
         reached = frozenset((c.path, c.scope) for c in scopes)
         loaders = LoaderReader(self.draws, self.poisson_default, self.assumed, reached)
-        noisy = self._noisy_lines(reached)
         private: list[Sampling] = []
         training: list[Sampling] = []
         decisions: list[Sampling] = []
@@ -82,8 +82,7 @@ class SamplingAnalyzer:
                                         and entry is not None
                                         and self._runs_once(ctx, entry, reached)
                                         else None)
-                    if found is not None and any(
-                            (ctx.path, ctx.scope, s.line) in noisy for s in body(stmts, position)):
+                    if found is not None and runs_private(ctx, stmts, position, self.private):
                         private.append(found)
                     elif found is not None:
                         (training if steps else decisions).append(found)
@@ -96,20 +95,6 @@ class SamplingAnalyzer:
                 return Sampling("unknown", [e for d in group for e in d.evidence],
                                 note="the training loops sample in different ways")
         return Sampling(note=NO_SAMPLING)
-
-    def _noisy_lines(self, reached: frozenset[tuple[str, str]]) -> frozenset[tuple[str, str, int]]:
-        """The statements of the reach that draw the pipeline's noise or call, through project
-        functions of the reach, a function that draws it: ``(path, scope, line)``."""
-        found: set[tuple[str, str, int]] = set()
-        frontier = list(self.private)
-        while frontier:
-            site = frontier.pop()
-            if (site.path, site.scope, site.line) in found:
-                continue
-            found.add((site.path, site.scope, site.line))
-            frontier.extend(where for where, _ in self.index.call_sites(site)
-                            if (where.path, where.scope) in reached)
-        return frozenset(found)
 
     def _runs_once(self, ctx: Ctx, entry: Ctx, reached: frozenset[tuple[str, str]],
                    depth: int = 0) -> bool:
