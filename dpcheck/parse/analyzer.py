@@ -66,15 +66,17 @@ class Analyzer:
         self.analyses = {rel: a for rel, a in self.analyses.items() if rel in paths}
 
     def imports(self, rel: str) -> list[str]:
-        """The dotted targets the file ``rel`` imports or, a notebook, ``%run``s (from its
-        summary, analysing it now)."""
+        """The dotted targets the file ``rel`` imports or, a notebook, ``%run``s (from the
+        cache's record of them, made whenever a summary is stored; else from its summary,
+        analysing it now)."""
+        key = self.keys[rel]
+        recorded = self.cache.imports(key)
+        if recorded is not None:
+            return recorded
         if rel not in self.analyses:
             self._store(rel, *analyze_job(self._job(rel, True)))
         summary = self.summary(rel)
-        if summary is None:
-            return []
-        runs = [run["module"] for run in summary.get("runs", ())]
-        return [*summary["imports"].values(), *runs]
+        return _import_targets(summary) if summary is not None else []
 
     def run(self, progress: ProgressCallback | None = None) -> dict[str, FileAnalysis]:
         """The light analysis of every file, from the cache where possible."""
@@ -127,7 +129,14 @@ class Analyzer:
         self.analyses[rel] = analysis
         if summary is not None:
             self.cache.put_summary(self.keys[rel], summary)
+            self.cache.put_imports(self.keys[rel], _import_targets(summary))
             self._summaries[rel] = summary
+
+
+def _import_targets(summary: Summary) -> list[str]:
+    """The dotted targets a summarised file imports or, a notebook, ``%run``s."""
+    runs = [run["module"] for run in summary.get("runs", ())]
+    return [*summary["imports"].values(), *runs]
 
 
 def counted(

@@ -1,6 +1,6 @@
 """The on-disk cache of a scan, ruff-style (``.dpcheck_cache/`` in the project root).
 
-Five stores share one namespace made of a fingerprint of dpcheck's own code and data (so an
+Six stores share one namespace made of a fingerprint of dpcheck's own code and data (so an
 edit, an upgrade or a new version table can never serve a stale result) and the settings that
 change per-file results:
 
@@ -14,7 +14,10 @@ change per-file results:
   (``dpcheck.bounds.attach.effect_key``): a project relinked after an edit recomputes only the
   bounds of new parameter sets;
 * ``fixes`` — the verified fix (or why none) of each reported finding, keyed by the scan's
-  inputs and findings: a rescan shows the fixable findings without re-verifying them.
+  inputs and findings: a rescan shows the fixable findings without re-verifying them;
+* ``imports`` — the modules each summarised file imports, keyed like the summaries: finding
+  the import neighbourhood of named files (the pre-commit hook) reads this small store instead
+  of every summary.
 
 Each store is one JSON file, read at most once and written atomically only when it changed.
 A cache without a directory (``--no-cache``) stores nothing, except within ``kept_in_memory``:
@@ -178,6 +181,7 @@ class AnalysisCache:
         self.bound_effects: MutableMapping[str, Any] = _Newest(self._bounds, _BOUND_EFFECTS_KEPT)
         """What bounds do to findings, by parameter set (``bounds.attach.effect_key``)."""
         self._fixes = store(".fixes.json")
+        self._imports = store(".imports.json")
         self.fix_plans: MutableMapping[str, Any] = _Newest(self._fixes, _FIX_PLANS_KEPT)
         """The fixes of a scan's findings, by the scan's inputs and findings."""
         self.hits = 0
@@ -206,6 +210,14 @@ class AnalysisCache:
     def put_summary(self, key: str, summary: Any) -> None:
         self._summaries.put(key, summary)
 
+    def imports(self, key: str) -> list[str] | None:
+        """The dotted targets the file stored under ``key`` imports, if recorded."""
+        found = self._imports.get(key)
+        return list(found) if isinstance(found, list) else None
+
+    def put_imports(self, key: str, targets: list[str]) -> None:
+        self._imports.put(key, targets)
+
     def project(self, key: str) -> Any | None:
         """The linked result of a project whose inputs digest to ``key``."""
         return self._projects.get(key)
@@ -223,7 +235,8 @@ class AnalysisCache:
         checkout must still scan)."""
         if self._root is None:
             return
-        stores = (self._files, self._summaries, self._projects, self._bounds, self._fixes)
+        stores = (self._files, self._summaries, self._projects, self._bounds, self._fixes,
+                  self._imports)
         if not any(store.dirty for store in stores):
             return
         try:

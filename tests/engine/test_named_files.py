@@ -4,6 +4,7 @@ those files."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -95,3 +96,22 @@ def test_a_package_in_a_src_layout_is_imported_by_its_name_from_anywhere() -> No
         ("src/dpkit/sampler.py", "")
     # relative imports are not looked up in src/
     assert resolve_module("examples/nlg/fine_tune.py", ".dpkit", paths) is None
+
+
+@pytest.mark.parametrize("name", ["caller_module_without_marker_asgm", "notebook_imports_project_module"])
+def test_a_named_file_scan_on_a_whole_project_cache_links_the_same_neighbourhood(
+    tmp_path: Path, name: str
+) -> None:
+    """After a cached scan of the whole project, whose cache records the imports of the files
+    it summarised, a scan of each named file (its neighbourhood found from that record) reports
+    what the same scan reports without a cache."""
+    root = _repository(tmp_path, FIXTURES / name)
+    cache = tmp_path / "cache"
+    engine.scan(engine.ScanOptions(paths=[root], cache_dir=cache, jobs=1))
+    [imports] = cache.rglob("*.imports.json")
+    recorded = {key.split(":")[1] for key in json.loads(imports.read_text("utf-8"))}
+    assert recorded >= {p.relative_to(root).as_posix() for p in root.rglob("*.py")}
+    for source in sorted([*root.rglob("*.py"), *root.rglob("*.ipynb")]):
+        cached = engine.scan(engine.ScanOptions(paths=[source], cache_dir=cache, jobs=1))
+        assert {(f.rule, f.span.path, f.span.line) for f in cached.findings} == {
+            (rule, path, line) for rule, path, line, _ in _findings([source])}
