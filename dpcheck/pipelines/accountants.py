@@ -193,12 +193,12 @@ class AccountantFinder:
     def _steps_per_accountant(self, ctx: Ctx, stmt: Statement, node: Call) -> tuple[Ctx, IR] | None:
         """How often a per-step call runs for one accountant: the count of the loops around it
         (epochs x steps per epoch), leaving out the loops that also hold the accountant's
-        construction (a sweep that builds one accountant per trial)."""
+        latest construction before it (a sweep that builds one accountant per trial)."""
         scope = self.index.scope(ctx)
         if scope is None:
             return None
         owner, _, _ = (node.name or "").rpartition(".")
-        made = next((s for s in scope.statements
+        made = next((s for s in reversed(scope.statements)
                      if s.kind == "assign" and s.target == owner and s.line < stmt.line), None)
         return self.index.iterations(ctx, stmt, made)
 

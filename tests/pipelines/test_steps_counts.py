@@ -184,18 +184,20 @@ if __name__ == "__main__":
 '''
 
 
-@pytest.mark.parametrize(("made_inside", "runs"), [(False, 3 * 7 * 50), (True, 7 * 50)])
+@pytest.mark.parametrize(("made", "runs"), [("outside", 3 * 7 * 50), ("inside", 7 * 50),
+                                             ("both", 7 * 50)])
 def test_a_per_step_accountant_counts_every_loop_around_it_that_it_outlives(
-        tmp_path: Path, made_inside: bool, runs: int) -> None:
+        tmp_path: Path, made: str, runs: int) -> None:
     """``accountant.step()`` under epochs x steps-per-epoch loops is called their product of
     times; a loop that also holds the accountant's construction (one accountant per trial) does
-    not multiply it. The code's own step count (the draws of the Bernoulli mask) is the product
+    not multiply it, and the construction that counts is the latest before the call (one made
+    before the sweep and again per trial is per trial). The code's own step count (the draws of the Bernoulli mask) is the product
     of every loop around the draw (for a sweep that counts all trials together: a known
     limit, the draws are not tied to the accountant they are accounted by)."""
-    made = "accountant = RDPAccountant()"
-    source = NESTED_LOOPS.format(outer="trial" if made_inside else "rerun",
-                                 outer_accountant="" if made_inside else made,
-                                 inner_accountant=made if made_inside else "")
+    construction = "accountant = RDPAccountant()"
+    source = NESTED_LOOPS.format(outer="trial" if made != "outside" else "rerun",
+                                 outer_accountant=construction if made != "inside" else "",
+                                 inner_accountant=construction if made != "outside" else "")
     [pipeline] = pipelines_of(tmp_path, {"train.py": source})
     assert pipeline.accountant.steps is not None
     assert pipeline.accountant.steps.value == runs
