@@ -340,6 +340,8 @@ class Provenance:
         expr = node(expr)
         if isinstance(expr, Name):
             binding = self.index.attribute(expr.dotted, ctx)
+            if binding is not None and binding.kind == "param":
+                return self._passed_mask(binding)
             assigned = binding.assigned() if binding is not None else None
             return assigned is not None and self.is_mask(*assigned)
         if isinstance(expr, Compare):
@@ -356,6 +358,17 @@ class Provenance:
         if receiver is not None and keeps and self.is_mask(receiver, ctx):
             return True
         return self._returns_mask(expr, ctx)
+
+    def _passed_mask(self, binding: Binding) -> bool:
+        """Whether a parameter is a sampling mask: its callers (in the pipeline's reach when
+        any is) pass one, every one of them, as ``_parameter`` joins what they pass."""
+        key = ("param-mask", binding.ctx.path, binding.ctx.scope, binding.name, self.index.reach)
+
+        def passed() -> bool:
+            arguments = self.index.arguments(binding)
+            return bool(arguments) and all(self.is_mask(arg, where) for where, arg in arguments)
+
+        return self.index.questions.ask(key, passed, False)
 
     def _returns_mask(self, call: Call, ctx: Ctx) -> bool:
         """Whether ``call`` calls a project function every return of which is a sampling mask
