@@ -21,8 +21,8 @@ from dpcheck.catalog import Catalog, known_codes_hint, load_catalog, rule_ids, s
 from dpcheck.config import Config, load_config
 from dpcheck.errors import ConfigError
 from dpcheck.discover.commit_pins import history_fingerprint
-from dpcheck.discover.confine import ReadRefused, read_inside
-from dpcheck.discover.files import discover_files, link_path, project_root, relative_path
+from dpcheck.discover.confine import ReadRefused, read_resolved
+from dpcheck.discover.files import discover_files, link_path, project_root
 from dpcheck.discover.installed import find_installed
 from dpcheck.discover.pins import Pin
 from dpcheck.discover.libraries import DP_LIBRARIES
@@ -129,8 +129,13 @@ def _per_file_ignores(
 def _read(path: Path, root: Path) -> bytes | OSError:
     """A project file's bytes (at most ``MAX_FILE_BYTES + 1``: more makes it too large anyway),
     or why it was not read (``ReadRefused`` for a link out of the project or a special file)."""
+    return _read_resolved(os.path.realpath(path), os.path.realpath(root))
+
+
+def _read_resolved(real: str, root_real: str) -> bytes | OSError:
+    """``_read`` of a path and root already resolved."""
     try:
-        return read_inside(path, root, MAX_FILE_BYTES)
+        return read_resolved(real, root_real, MAX_FILE_BYTES)
     except OSError as exc:
         return exc
 
@@ -156,7 +161,16 @@ def default_cache_dir(options: ScanOptions, root: Path) -> Path | None:
 def _relative(path: Path, root: Path) -> str:
     """The report path of ``path``: relative to the root (a link inside the project named by
     its target, the file read), else the path as named (never a link's target outside)."""
-    return relative_path(path, root) or link_path(path, root)
+    return _located(path, root, os.path.realpath(root))[0]
+
+
+def _located(path: Path, root: Path, root_real: str) -> tuple[str, str]:
+    """The report path of ``path`` (``_relative``) and its real path, resolving it once: a scan
+    places and reads every file of the project by these."""
+    real = os.path.realpath(path)
+    if Path(real).is_relative_to(root_real):
+        return Path(real).relative_to(root_real).as_posix(), real
+    return link_path(path, root), real
 
 
 def _facts_with_overrides(facts: ProjectFacts, versions: Mapping[str, str], where: str) -> ProjectFacts:
@@ -333,9 +347,10 @@ def run(settings: Settings, progress: ProgressCallback | None = None) -> ScanRes
     result = ScanResult()
     result.errors.extend(ScanError(link_path(p, root), msg) for p, msg in discovered.problems)
     contents: dict[str, bytes] = {}
+    root_real = os.path.realpath(root)
     for path in project_files.files:
-        rel = _relative(path, root)
-        data = _read(path, root)
+        rel, real = _located(path, root, root_real)
+        data = _read_resolved(real, root_real)
         if isinstance(data, OSError):
             result.errors.append(_read_error(rel, data))
         else:

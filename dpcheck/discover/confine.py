@@ -62,10 +62,15 @@ def is_inside(path: str | Path, root: Path) -> bool:
 def refusal(path: Path, root: Path) -> str | None:
     """Why ``path`` must not be read as part of the project at ``root``, or None when it may
     (a missing file may: the read says so). Follows links by name only; opens nothing."""
-    if not is_inside(path, root):
+    return _refusal(os.path.realpath(path), os.path.realpath(root))
+
+
+def _refusal(real: str, root_real: str) -> str | None:
+    """``refusal`` of a path and root already resolved."""
+    if not Path(real).is_relative_to(root_real):
         return OUTSIDE
     try:
-        mode = os.stat(path).st_mode
+        mode = os.stat(real).st_mode
     except OSError:
         return None
     return None if stat.S_ISREG(mode) or stat.S_ISDIR(mode) else NOT_REGULAR
@@ -76,10 +81,15 @@ def read_inside(path: Path, root: Path, limit: int | None = None) -> bytes:
     ``limit + 1`` bytes when a limit is given (so a caller can tell a file is over it without
     reading a huge one whole). Raises ``ReadRefused`` for a link out of the project or a file
     that is not regular, and ``OSError`` when the file cannot be read."""
-    reason = refusal(path, root)
+    return read_resolved(os.path.realpath(path), os.path.realpath(root), limit)
+
+
+def read_resolved(real: str, root_real: str, limit: int | None = None) -> bytes:
+    """``read_inside`` of a path and root already resolved (``os.path.realpath``): a scan that
+    reads every file of a project resolves its root once, and each file once."""
+    reason = _refusal(real, root_real)
     if reason is not None:
         raise ReadRefused(reason)
-    real = os.path.realpath(path)
     overlay = _OVERLAY.get().get(real)
     if overlay is not None:
         return overlay if limit is None else overlay[: limit + 1]

@@ -245,27 +245,34 @@ def _git_listing(
         return [name for name in output.split("\0") if _wanted(name.rpartition("/")[2])]
 
     tracked = [root / name for name in list_files("--cached")]
-    skipped = functools.lru_cache(maxsize=None)(is_skipped_dir)  # files share their folders
+    top = "" if relative == "." else relative
+
+    @functools.lru_cache(maxsize=None)
+    def skipped(folder: str) -> bool:
+        """Whether ``folder`` (relative to the root) or a folder between it and ``directory`` is
+        one the walk skips; answered once per folder, since files share their folders."""
+        if folder == top or not folder:
+            return False
+        return is_skipped_dir(root / folder) or skipped(folder.rpartition("/")[0])
+
     untracked = [
-        path
-        for path in (root / name for name in list_files("--others", "--exclude-standard"))
-        if not _in_skipped_dir(path, directory, skipped)
+        root / name
+        for name in list_files("--others", "--exclude-standard")
+        if not skipped(name.rpartition("/")[0])
     ]
     listed: list[Path] = []
     for path in tracked + untracked:
-        problem = _file_problem(path, root)
-        if problem:
+        try:
+            regular = stat.S_ISREG(os.lstat(path).st_mode)
+        except OSError:
+            regular = False
+        if regular:  # the common case, decided by one system call
+            listed.append(path)
+        elif problem := _file_problem(path, root):
             problems.append((path, problem))
         elif path.is_file():
             listed.append(path)
     return listed
-
-
-def _in_skipped_dir(path: Path, top: Path, skipped: Callable[[Path], bool] = is_skipped_dir) -> bool:
-    """Whether a directory between ``top`` (excluded) and ``path`` is ``skipped`` by the walk."""
-    return any(
-        skipped(top / parent) for parent in path.relative_to(top).parents if parent.parts
-    )
 
 
 def _walk(top: Path, root: Path, problems: list[Problem]) -> list[Path]:
