@@ -199,8 +199,11 @@ class DivisorClassifier:
                 shaped = _shape_operand(base)
                 if shaped is not None:
                     return self._size_of(shaped, ctx, ".shape[0]")
-            value = Evaluator(self.index).value(expr, ctx)
-            return Dep() if value is not None else _unknown("subscript not resolved")
+            items = Evaluator(self.index).items(expr, ctx)
+            if items is None:
+                return _unknown("subscript not resolved")
+            return _joined([self.classify(item, where) for item, where in items],
+                           f"item {expr.index} of a container")
         if expr.base and expr.last == "size":
             sized = self._size_of(Name(["r", expr.base]), ctx, ".size")
             if sized.unknown is None:
@@ -259,12 +262,19 @@ class DivisorClassifier:
             results.append(self.classify(binding.ir, binding.ctx))
         if not results:
             return _unknown(f"parameter {binding.name} has no default and no call passes it")
-        kinds = {r.kind for r in results}
-        if len(kinds) == 1:
-            return next(iter(results))
-        if kinds <= set(DATA_DEPENDENT) - {"floor-expected"}:
-            return Dep(d=True)
-        return _unknown(f"parameter {binding.name} receives values of kinds {sorted(kinds)}")
+        return _joined(results, f"parameter {binding.name}")
+
+
+def _joined(results: list[Dep], what: str) -> Dep:
+    """The dependence of a value that holds one of ``results`` (what a parameter's callers
+    pass, the items a subscript reads in several containers): theirs when they agree, a data
+    size of undecided kind when all are sizes of data, else unknown."""
+    kinds = {r.kind for r in results}
+    if len(kinds) == 1:
+        return next(iter(results))
+    if kinds <= set(DATA_DEPENDENT) - {"floor-expected"}:
+        return Dep(d=True)
+    return _unknown(f"{what} receives values of kinds {sorted(kinds)}")
 
 
 def _integer_cast(call: Call) -> bool:

@@ -102,7 +102,7 @@ class PerSampleFinder:
             where = Ctx(ctx.path, ctx.scope, header.line)
             if isinstance(iterable, Call) and iterable.name == "range" and iterable.args:
                 dep = self.divisors.classify(iterable.args[-1], where)
-                if dep.kind == "realized":
+                if dep.kind == "realized" and self.steps.selects_by_counter(stmts, loop):
                     return True
             else:
                 targets = list(assigned_names(header.target))

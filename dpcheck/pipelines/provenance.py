@@ -62,6 +62,8 @@ from dpcheck.sites.nodes import (
 
 #: Index ranges a comprehension filters by a sampling mask (``range(n)``, ``np.arange(n)``).
 INDEX_RANGES = frozenset({"range", "arange"})
+#: How many plain assignments a draw is followed through (``u = rand(n); v = u; v < q``).
+MAX_NAME_HOPS = 4
 #: Opacus' ``make_private*`` return ``(module, optimizer, data_loader)``: the private loader.
 PRIVATE_LOADER_POSITION = 2
 
@@ -322,7 +324,8 @@ class Provenance:
             assigned = binding.assigned() if binding is not None else None
             return assigned is not None and self.is_sample_index(*assigned)
         if isinstance(expr, Subscript):
-            return self.is_sample_index(expr.value, ctx)
+            # What a random selection selects is a random selection (``arange(n)[mask]``).
+            return self.is_sample_index(expr.value, ctx) or self.is_sample_index(expr.index, ctx)
         if isinstance(expr, Compare):
             return self.is_sample_index(expr.left, ctx)
         if not isinstance(expr, Call):
@@ -345,9 +348,10 @@ class Provenance:
             assigned = binding.assigned() if binding is not None else None
             return assigned is not None and self.is_mask(*assigned)
         if isinstance(expr, Compare):
-            draw = expr.left
-            if not isinstance(draw, Call) or not calls_in("uniform_draws", draw, ctx, self.index):
+            found = self.uniform_draw(expr.left, ctx)
+            if found is None:
                 return False
+            draw, _ = found
             return expr.op in ("<", "<=") or (expr.op in (">", ">=") and bool(draw.args))
         if not isinstance(expr, Call):
             return False
@@ -358,6 +362,18 @@ class Provenance:
         if receiver is not None and keeps and self.is_mask(receiver, ctx):
             return True
         return self._returns_mask(expr, ctx)
+
+    def uniform_draw(self, expr: Node, ctx: Ctx, depth: int = 0) -> tuple[Call, Ctx] | None:
+        """The uniform draw (``np.random.rand(n)``) a value holds and where it is made: the
+        call itself, or the draw a local name was assigned (``u = rand(n); keep = u < q``)."""
+        expr = node(expr)
+        if isinstance(expr, Call):
+            return (expr, ctx) if calls_in("uniform_draws", expr, ctx, self.index) else None
+        if not isinstance(expr, Name) or depth > MAX_NAME_HOPS:
+            return None
+        binding = self.index.attribute(expr.dotted, ctx)
+        assigned = binding.assigned() if binding is not None else None
+        return self.uniform_draw(*assigned, depth + 1) if assigned is not None else None
 
     def _passed_mask(self, binding: Binding) -> bool:
         """Whether a parameter is a sampling mask: its callers (in the pipeline's reach when

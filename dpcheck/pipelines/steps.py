@@ -27,7 +27,7 @@ from dpcheck.pipelines.divisor import DivisorClassifier
 from dpcheck.pipelines.dp_libraries import Privatizer, dp_libraries
 from dpcheck.pipelines.index import ProjectIndex
 from dpcheck.pipelines.scope import Ctx
-from dpcheck.sites.nodes import BinOp, Call, Compare, Name, Node, Num, Subscript, names_in
+from dpcheck.sites.nodes import BinOp, Call, Compare, Name, Node, Num, Slice, Subscript, names_in
 from dpcheck.sites.views import Scope, Statement
 
 #: Gaussian draws (torch, numpy ``rng.normal``, JAX, TF, ``random.gauss``).
@@ -264,8 +264,18 @@ class StepFinder:
                 return True
         return False
 
+    @staticmethod
+    def selects_by_counter(stmts: list[Statement], header: int) -> bool:
+        """Whether the body of the loop at ``header`` indexes something with the loop's
+        counter (``xb[i]``, ``losses[i]``, ``x[i:i + 1]``): a loop whose counter selects
+        nothing repeats one computation, it does not visit examples."""
+        targets = set(_bound(stmts[header].target))
+        return bool(targets) and any(
+            isinstance(part, Subscript) and _selects(part, targets)
+            for stmt in _body(stmts, header) for part in stmt.expr.walk())
+
     def _batch_item(self, item: Subscript, ctx: Ctx) -> bool:
-        return self.divisors.origin(item.value, ctx) == "batch"
+        return self.divisors.origin(item.value, ctx).is_data
 
 
 def _bound(target: object) -> Iterator[str]:
@@ -303,5 +313,16 @@ def _selects(expr: Node | None, targets: set[str]) -> bool:
         return expr.dotted in targets
     if isinstance(expr, Subscript):
         return any(isinstance(part, Name) and part.dotted in targets
-                   for part in expr.index.walk())
+                   for part in _key_parts(expr.index))
     return False
+
+
+def _key_parts(key: Node) -> Iterator[Node]:
+    """The expressions of a subscript key, a slice's bounds included (``x[i:i + 1]`` selects
+    item ``i``)."""
+    for part in key.walk():
+        yield part
+        if isinstance(part, Slice) and part.bounded:
+            for bound in (part.lower, part.upper):
+                if bound is not None:
+                    yield from bound.walk()

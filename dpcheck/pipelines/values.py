@@ -303,29 +303,54 @@ class Evaluator:
         return Value(number, "derived", ctx.path, ctx.line)
 
     def _subscript(self, expr: Subscript, ctx: Ctx, depth: int) -> Value | None:
-        found = self._item(expr, ctx, depth)
-        result = self.value(*found, depth + 1) if found is not None else None
-        return replace(result, source="config") if result else None
-
-    def _item(self, expr: Subscript, ctx: Ctx, depth: int) -> tuple[Node, Ctx] | None:
-        """The expression the item ``ir`` (``base[key]``) of a dict literal or ``dict(...)``
-        holds and where to read it: the base followed through names and nested subscripts
-        (``CONFIGS[args.dataset]["sigma"]``), the key a constant under the default
-        configuration (a literal, a constant, an option default)."""
-        base = expr.value
-        if depth > MAX_DEPTH or not isinstance(base, (Name, Subscript)):
+        found = self.items(expr, ctx, depth)
+        values = [self.value(item, where, depth + 1) for item, where in found or ()]
+        first = next(iter(values), None)
+        if first is None or any(v is None or v.value != first.value for v in values):
             return None
-        if isinstance(base, Name):
-            binding = self.index.attribute(base.dotted, ctx)
-            assigned = binding.assigned() if binding is not None else None
-        else:
-            assigned = self._item(base, ctx, depth + 1)
-        key = self.literal(expr.index, ctx) if assigned is not None else None
-        if assigned is None or key is None:
+        return replace(first, source="config")
+
+    def items(self, expr: Subscript, ctx: Ctx, depth: int = 0) -> list[tuple[Node, Ctx]] | None:
+        """The expressions the item ``base[key]`` of a dict literal or ``dict(...)`` holds and
+        where to read each, one per container the base can be: the base followed through names
+        and nested subscripts (``CONFIGS[args.dataset]["sigma"]``), and through a parameter to
+        the container every caller passes (a config handed to a constructor); the key a
+        constant under the default configuration (a literal, a constant, an option default).
+        None when the key or any container is not decided."""
+        containers = self._containers(expr.value, ctx, depth + 1)
+        key = self.literal(expr.index, ctx) if containers else None
+        if not containers or key is None:
+            return None
+        found: list[tuple[Node, Ctx]] = []
+        for container, where in containers:
+            item = dict_item(container, key.value)
+            if item is None:
+                return None
+            found.append((node(item), where))
+        return found
+
+    def _containers(self, base: Node, ctx: Ctx, depth: int) -> list[tuple[Node, Ctx]] | None:
+        """The containers ``base`` can hold (``items``), each with where to read it."""
+        if depth > MAX_DEPTH:
+            return None
+        if isinstance(base, Subscript):
+            return self.items(base, ctx, depth + 1)
+        if not isinstance(base, Name):
+            return [(base, ctx)]
+        binding = self.index.attribute(base.dotted, ctx)
+        if binding is not None and binding.kind == "param":
+            found: list[tuple[Node, Ctx]] = []
+            for where, arg in self.index.arguments(binding):
+                passed = self._containers(node(arg), where, depth + 1)
+                if passed is None:
+                    return None
+                found.extend(passed)
+            return found or None
+        assigned = binding.assigned() if binding is not None else None
+        if assigned is None:
             return None
         container, where = assigned
-        item = dict_item(container, key.value)
-        return (item, where) if item is not None else None
+        return [(node(container), where)]
 
     def _call(self, call: Call, ctx: Ctx, depth: int) -> Value | None:
         name = call.name or ""

@@ -13,6 +13,7 @@ from typing import Any
 from dpcheck.model import Evidence
 from dpcheck.pipelines.handwritten import assigned_names
 from dpcheck.pipelines.hf_datasets import is_to_tf_dataset
+from dpcheck.pipelines.provenance import Provenance
 from dpcheck.pipelines.sampling.decision import (
     EVAL_NAME,
     INPUT_FNS,
@@ -42,6 +43,7 @@ class IndexDraws:
     def __init__(self, calls: SamplerCalls) -> None:
         self.calls = calls
         self.index = calls.index
+        self.provenance = Provenance(calls.index)
 
     def in_statement(self, stmt: Statement, ctx: Ctx) -> list[Sampling]:
         """The sampling sites of one statement, each a decision."""
@@ -88,18 +90,19 @@ class IndexDraws:
                    steps: tuple[Ctx, Node] | None) -> list[Sampling]:
         """A uniform draw compared with a threshold: ``rand(n) < q`` keeps each item with
         probability q, ``rand(n) > 1 - q`` too; Poisson sampling either way."""
-        draw = test.left
-        if not isinstance(draw, Call) or not calls_in("uniform_draws", draw, ctx, self.index):
+        found = self.provenance.uniform_draw(test.left, ctx)
+        if found is None:
             return []
+        draw, drawn_at = found
         if test.op in ("<", "<="):
             rate, note = test.right, "uniform draw < q: Poisson sampling"
         elif test.op in (">", ">=") and draw.args:
             rate, note = _complement(test.right), "uniform draw > 1 - q: Poisson sampling"
         else:
             return []
-        return [Sampling("poisson", [Evidence("sampler", site(ctx, draw, stmt), note)],
+        return [Sampling("poisson", [Evidence("sampler", site(drawn_at, draw, stmt), note)],
                          rate=(ctx, rate), steps=steps,
-                         population=(ctx, next(iter(draw.args))) if draw.args else None)]
+                         population=(drawn_at, next(iter(draw.args))) if draw.args else None)]
 
     def _drawn_indices(self, api: SamplerApi, call: Call, stmt: Statement, ctx: Ctx,
                        steps: tuple[Ctx, Node] | None, subscript: Node | None,
