@@ -106,3 +106,76 @@ def test_a_dp_keras_model_is_the_dp_step_of_its_pipeline(tmp_path: Path) -> None
     [pipeline] = build_pipelines(project)
     assert (pipeline.mechanism, pipeline.sampling) == ("fixed-mean", "shuffle")
     assert [f.rule for f in evaluate([pipeline], project)] == ["DP102"]
+
+
+ENGINE_REPOSITORY = {
+    "setup.py": "from setuptools import setup\nsetup(name='fastDP')\n",
+    "fastDP/__init__.py": "from fastDP.engine import PrivacyEngine\n",
+    "fastDP/engine.py": '''
+import torch
+
+
+class PrivacyEngine:
+    def __init__(self, module, *, batch_size, sample_size, epochs, noise_multiplier):
+        self.module, self.batch_size, self.sigma = module, batch_size, noise_multiplier
+        self.sample_rate = batch_size / sample_size
+
+    def noisy_mean(self, per_example):
+        clipped = [g * torch.clamp(1.0 / (g.norm() + 1e-6), max=1.0) for g in per_example]
+        total = torch.stack(clipped).sum(0)
+        total += torch.normal(0.0, self.sigma, size=total.shape)
+        return total / self.batch_size
+''',
+    "examples/run.py": '''
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+from fastDP import PrivacyEngine
+
+
+def main():
+    data = TensorDataset(torch.randn(20000, 8), torch.randint(0, 2, (20000,)))
+    loader = DataLoader(data, batch_size={batch}, shuffle={shuffle})
+    model = torch.nn.Linear(8, 2)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    engine = PrivacyEngine(model, batch_size={batch}, sample_size=len(data), epochs=3,
+                           noise_multiplier=1.0)
+    engine.attach(optimizer)
+    for epoch in range(3):
+        for x, y in loader:
+            torch.nn.functional.cross_entropy(model(x), y).backward()
+            optimizer.step()
+            optimizer.zero_grad()
+
+
+if __name__ == "__main__":
+    main()
+''',
+}
+
+
+def _engine_repository(shuffle: bool) -> dict[str, str]:
+    files = dict(ENGINE_REPOSITORY)
+    files["examples/run.py"] = files["examples/run.py"].format(batch=200, shuffle=shuffle)
+    return files
+
+
+def test_an_example_of_a_dp_library_s_own_engine_is_judged_by_the_catalog(tmp_path: Path) -> None:
+    """The engine of the library at the root (fastDP, known to the DP-library table) is matched by
+    qualified name: the example is its user (fixed-size batches divided by the configured
+    batch, accounted for Poisson subsampling with sample_rate = batch_size / sample_size), and
+    the engine's own module makes no pipeline although it clips, noises and divides."""
+    project = make_project(tmp_path, _engine_repository(shuffle=True))
+    pipelines = build_pipelines(project)
+    assert [(p.path, p.mechanism, p.sampling, p.accountant.name, p.accountant.assumes)
+            for p in pipelines] == [("examples/run.py", "fixed-mean", "shuffle", "fastdp",
+                                     "SGM+poisson")]
+    assert pipelines[0].params["q"].value == 200 / 20000
+    assert [f.rule for f in evaluate(pipelines, project)] == ["DP102"]
+
+
+def test_a_sequential_example_of_the_library_s_engine_is_still_not_poisson(tmp_path: Path) -> None:
+    project = make_project(tmp_path, _engine_repository(shuffle=False))
+    [pipeline] = build_pipelines(project)
+    assert (pipeline.mechanism, pipeline.sampling) == ("fixed-mean", "shuffle")
+    assert [f.rule for f in evaluate([pipeline], project)] == ["DP102"]
