@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from dpcheck.rules.evaluate import evaluate
 from dpcheck.pipelines import build_pipelines
 from tests.pipelines.builder import make_project
@@ -109,9 +111,9 @@ def test_a_dp_keras_model_is_the_dp_step_of_its_pipeline(tmp_path: Path) -> None
 
 
 ENGINE_REPOSITORY = {
-    "setup.py": "from setuptools import setup\nsetup(name='fastDP')\n",
-    "fastDP/__init__.py": "from fastDP.engine import PrivacyEngine\n",
-    "fastDP/engine.py": '''
+    "setup.py": "from setuptools import setup\nsetup(name='{package}')\n",
+    "{package}/__init__.py": "from {package}.engine import PrivacyEngine\n",
+    "{package}/engine.py": '''
 import torch
 
 
@@ -130,7 +132,7 @@ class PrivacyEngine:
 import torch
 from torch.utils.data import DataLoader, TensorDataset
 
-from fastDP import PrivacyEngine
+from {package} import PrivacyEngine
 
 
 def main():
@@ -154,21 +156,26 @@ if __name__ == "__main__":
 }
 
 
-def _engine_repository(shuffle: bool) -> dict[str, str]:
-    files = dict(ENGINE_REPOSITORY)
+def _engine_repository(shuffle: bool, package: str = "fastDP") -> dict[str, str]:
+    files = {name.format(package=package): text.replace("{package}", package)
+             for name, text in ENGINE_REPOSITORY.items()}
     files["examples/run.py"] = files["examples/run.py"].format(batch=200, shuffle=shuffle)
     return files
 
 
-def test_an_example_of_a_dp_library_s_own_engine_is_judged_by_the_catalog(tmp_path: Path) -> None:
-    """The engine of the library at the root (fastDP, known to the DP-library table) is matched by
-    qualified name: the example is its user (fixed-size batches divided by the configured
-    batch, accounted for Poisson subsampling with sample_rate = batch_size / sample_size), and
-    the engine's own module makes no pipeline although it clips, noises and divides."""
-    project = make_project(tmp_path, _engine_repository(shuffle=True))
+@pytest.mark.parametrize(("package", "accountant"), [
+    ("fastDP", "fastdp"), ("private_transformers", "private-transformers")])
+def test_an_example_of_a_dp_library_s_own_engine_is_judged_by_the_catalog(
+        tmp_path: Path, package: str, accountant: str) -> None:
+    """The engine of the library at the root (a library of the DP-library table whose engine
+    the catalog describes) is matched by qualified name: the example is its user (fixed-size
+    batches divided by the configured batch, accounted for Poisson subsampling with
+    sample_rate = batch_size / sample_size), and the engine's own module makes no pipeline
+    although it clips, noises and divides."""
+    project = make_project(tmp_path, _engine_repository(shuffle=True, package=package))
     pipelines = build_pipelines(project)
     assert [(p.path, p.mechanism, p.sampling, p.accountant.name, p.accountant.assumes)
-            for p in pipelines] == [("examples/run.py", "fixed-mean", "shuffle", "fastdp",
+            for p in pipelines] == [("examples/run.py", "fixed-mean", "shuffle", accountant,
                                      "SGM+poisson")]
     assert pipelines[0].params["q"].value == 200 / 20000
     assert [f.rule for f in evaluate(pipelines, project)] == ["DP102"]
