@@ -155,7 +155,10 @@ class NamesMixin:
         module is found for it, or it lands in a DP library bundled in the project from outside
         that library (``_bundled_import``)."""
         located = self.module_path(importer, target)
-        return located is None or self._bundled_import(located[0], importer)
+        if located is None:
+            return True
+        path, _ = located
+        return self._bundled_import(path, importer)
 
     def _bundled_import(self, target: str, importer: str) -> bool:
         """Whether an import of ``importer`` lands in a DP library bundled in the project
