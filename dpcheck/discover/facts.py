@@ -79,7 +79,7 @@ def collect_facts(root: Path, dependency_files: Sequence[Path]) -> ProjectFacts:
     installed = tuple(
         found for library in DP_LIBRARIES
         if (found := _installed(root, library, bundled.get(library))) is not None
-    )
+    ) + tuple(b for library, b in bundled.items() if library not in DP_LIBRARIES)
     problems = result.problems + _conflicts(root, pins)
     return ProjectFacts(root, pins, installed, problems, result.unread)
 

@@ -12,6 +12,11 @@ When the project *is* the library (its root holds the dependency file next to th
 scan of the library's own repository), the package folder alone is the bundled library: the
 tutorials and research scripts beside it import the library as any user does, and are judged
 as its users; the root's dependency files stay the project's.
+
+The libraries looked for are the DP libraries whose installed source dpcheck reads
+(``installed.IMPORT_NAMES``) and every library of the DP-library table
+(``dpcheck/data/dp_libraries.json``): a library that exists only for differential privacy is
+that library wherever its package is found, whether or not dpcheck reads its releases.
 """
 
 from __future__ import annotations
@@ -21,8 +26,11 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from dpcheck.discover.confine import is_inside, read_inside
+from packaging.utils import canonicalize_name
+
 from dpcheck.discover.installed import IMPORT_NAMES, InstalledLibrary
 from dpcheck.parse.source import MAX_FILE_BYTES
+from dpcheck.pipelines.dp_libraries import dp_libraries
 
 _VERSION_FILES = ("version.py", "__init__.py")
 
@@ -37,13 +45,24 @@ def find_bundled(root: Path, dependency_files: Iterable[Path]) -> tuple[Installe
     found: dict[str, InstalledLibrary] = {}
     for folder in folders:
         at_root = folder.resolve() == root.resolve()
-        for library, package in IMPORT_NAMES.items():
+        for library, package in _packages().items():
             source = folder / package
             if library not in found and (source / "__init__.py").is_file() \
                     and is_inside(source, root):
                 found[library] = InstalledLibrary(library, _version(source, root), source,
                                                   source if at_root else folder)
     return tuple(found.values())
+
+
+def _packages() -> dict[str, str]:
+    """Canonical library name -> the package folder (relative POSIX path) of every DP library
+    looked for (module docstring)."""
+    packages = dict(IMPORT_NAMES)
+    for module in dp_libraries().libraries:
+        package = module.replace(".", "/")
+        if package not in packages.values():
+            packages[canonicalize_name(module)] = package
+    return packages
 
 
 def _version(package: Path, root: Path) -> str | None:

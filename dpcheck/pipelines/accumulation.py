@@ -12,6 +12,9 @@ gates it (the summary keeps each scope's ``if`` tests), never guessed:
 * hand-written loops: the update's noise draw (directly, or in a project function called
   there) in the arm taken on every k-th batch, so the noisy sum of k micro-batches is divided
   once;
+* library privatizers that draw the noise for the caller (Opacus' ``DPOptimizer``, an engine's
+  ``attach(optimizer)`` that patches ``step``): the ``step()`` of the optimizer the privatizer
+  built or was handed, in the arm taken on every k-th batch;
 * Opacus ``BatchMemoryManager``: it splits each batch of the loader it wraps into physical
   batches itself, so the logical batch is that loader's batch (factor 1, nothing to read).
 
@@ -260,6 +263,8 @@ def _draws_noise(index: ProjectIndex, where: Ctx, calls: list[Call], noise: Nois
     of its ``calls`` runs a project function holding one."""
     if (where.path, where.scope, where.line) in noise:
         return True
+    if any(_steps_privatized(index, where, call, noise) for call in calls):
+        return True
     for call in calls:
         target = index.function(call.name or "", where) if isinstance(call.callee, Name) \
             else None
@@ -268,6 +273,35 @@ def _draws_noise(index: ProjectIndex, where: Ctx, calls: list[Call], noise: Nois
                                for path, scope, _ in noise)
         if target is not None and memo[target]:
             return True
+    return False
+
+
+def _steps_privatized(index: ProjectIndex, where: Ctx, call: Call, noise: NoiseSites) -> bool:
+    """Whether ``call`` steps an optimizer whose noise a library privatizer draws at each of its
+    steps: the optimizer is the object the privatizer call built (Opacus' ``DPOptimizer``), or
+    the object handed to a method of that object (``engine.attach(optimizer)`` patches its
+    ``step``). The optimizer is found by what its name is bound to, never by its name."""
+    receiver = call.callee.base if isinstance(call.callee, Name) else None
+    if call.method != "step" or not receiver:
+        return False
+    bound = index.bind(receiver, where)
+    if bound is None or bound.kind != "assign":
+        return False
+    if (bound.ctx.path, bound.ctx.scope, bound.line) in noise:
+        return True
+    scope = index.scope(Ctx(bound.ctx.path, bound.ctx.scope))
+    for stmt in scope.statements if scope is not None else ():
+        for handing in (n for n in stmt.expr.walk() if isinstance(n, Call)):
+            owner = handing.callee.base if isinstance(handing.callee, Name) else None
+            passed = [a for a in handing.args if isinstance(a, Name) and a.dotted == receiver]
+            if not owner or not passed:
+                continue
+            at = Ctx(bound.ctx.path, bound.ctx.scope, stmt.line)
+            engine = index.bind(owner, at)
+            if engine is not None and engine.kind == "assign" \
+                    and (engine.ctx.path, engine.ctx.scope, engine.line) in noise \
+                    and index.bind(receiver, at) == bound:
+                return True
     return False
 
 

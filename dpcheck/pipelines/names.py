@@ -150,6 +150,16 @@ class NamesMixin:
                 return found
         return None
 
+    def imports_library(self, importer: str, target: str) -> bool:
+        """Whether the import of ``target`` in the file ``importer`` is a library's: no project
+        module is found for it, or it lands in a DP library bundled in the project from outside
+        that library (``_bundled_import``)."""
+        located = self.module_path(importer, target)
+        if located is None:
+            return True
+        path, _ = located
+        return self._bundled_import(path, importer)
+
     def _bundled_import(self, target: str, importer: str) -> bool:
         """Whether an import of ``importer`` lands in a DP library bundled in the project
         (``discover.vendored``) from outside it: that is the library, imported as the user's

@@ -164,12 +164,13 @@ class StepFinder:
 
     def dp_imports(self, path: str) -> bool:
         """Whether the file ``path`` imports a DP library as a library (an import that names a
-        project module, as in the library's own repository, does not count)."""
+        project module does not count, unless that module is a DP library bundled in the
+        project: the library's own repository, imported by its examples)."""
         if path not in self._dp_imports:
             summary = self.index.summary(path)
             self._dp_imports[path] = summary is not None and any(
                 self.table.library_of(target) is not None
-                and self.index.module_path(path, target) is None
+                and self.index.imports_library(path, target)
                 for target in summary.imports.values() if not target.startswith("."))
         return self._dp_imports[path]
 

@@ -101,3 +101,17 @@ def test_a_bundled_fork_serves_its_own_project_folder_only(tmp_path):
     assert resolve_opacus(project, "proj/train.py").library == "opacus==1.1.3"
     sibling = resolve_opacus(project, "other/train.py")
     assert sibling.row is None and not sibling.pinned
+
+
+def test_the_root_package_of_any_library_of_the_dp_library_table_is_bundled(tmp_path, write_tree):
+    """A library's own repository is that library whether or not dpcheck reads its releases:
+    fastDP is in the DP-library table but is no pinned library, and is bundled all the same;
+    a package of the project that is no DP library is not."""
+    write_tree(tmp_path, {"setup.py": "", "fastDP/__init__.py": "__version__ = '2.0.0'\n",
+                          "helpers/__init__.py": "", "examples/run.py": "import fastDP\n"})
+    found = find_bundled(tmp_path, [tmp_path / "setup.py"])
+    assert [(b.library, b.version, b.distribution) for b in found] == [
+        ("fastdp", "2.0.0", tmp_path / "fastDP")]
+    facts = collect_facts(tmp_path, [tmp_path / "setup.py"])
+    assert facts.bundled_folders() == ("fastDP",)
+    assert facts.pins == ()

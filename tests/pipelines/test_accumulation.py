@@ -153,6 +153,48 @@ def test_noise_drawn_on_every_kth_batch_accumulates(tmp_path: Path, test: str, u
         assert found.idiom == "gated-noise"
 
 
+PRIVATIZED = '''
+import torch
+from opacus.optimizers import DPOptimizer
+
+K = 4
+
+
+def train(model, loader, epochs):
+    plain = torch.optim.SGD(model.parameters(), lr=0.1)
+    {build}
+    other = torch.optim.SGD(model.parameters(), lr=0.1)
+    for epoch in range(epochs):
+        for i, (x, y) in enumerate(loader):
+            model(x).sum().backward()
+            if (i + 1) % K == 0:
+                {stepped}.step()
+'''
+
+
+@pytest.mark.parametrize(("build", "stepped", "k"), [
+    ("private = DPOptimizer(plain, noise_multiplier=1.0, max_grad_norm=1.0, "
+     "expected_batch_size=256)", "private", 4),
+    ("private = DPOptimizer(plain, noise_multiplier=1.0, max_grad_norm=1.0, "
+     "expected_batch_size=256)", "other", None),
+])
+def test_a_gated_step_of_a_privatized_optimizer_accumulates(tmp_path: Path, build: str,
+                                                           stepped: str, k: int | None) -> None:
+    """A library privatizer draws the noise at each step of the optimizer it built: that step,
+    gated by a modulo test, accumulates; a step of another optimizer does not."""
+    index = ProjectIndex(make_project(tmp_path, {"m.py": PRIVATIZED.format(build=build,
+                                                                           stepped=stepped)}))
+    scopes = [Ctx("m.py", "train")]
+    draws = HandwrittenAnalyzer(index).analyze(scopes).noise_calls
+    assert draws, "the privatizer's noise is found"
+    noise = frozenset((c.path, c.scope, c.line) for c, _, _ in draws)
+    found = find_accumulation(index, scopes, noise)
+    if k is None:
+        assert found is None
+    else:
+        assert found is not None and _k(found, Evaluator(index)) == k
+
+
 def test_batch_memory_manager_keeps_the_loader_batch(tmp_path: Path) -> None:
     source = '''
 from opacus.utils.batch_memory_manager import BatchMemoryManager
