@@ -31,6 +31,23 @@ def evaluate(pipelines: Sequence[Pipeline], project: Project,
     return sorted(found.values(), key=Finding.sort_key)
 
 
+def once_per_site(findings: Iterable[Finding]) -> list[Finding]:
+    """``findings`` with each fact kept once: a finding of the same rule and severity, at the
+    same place, with the same message as an earlier one (a site several entry points reach:
+    the unpinned engine call of a helper that two scripts import) says nothing new, and is
+    left out. Findings at one site that differ in what they say (a low noise multiplier of
+    0.01 for one entry, 0.001 for another) are all kept."""
+    seen: set[tuple[str, str, str, int, int, str]] = set()
+    kept: list[Finding] = []
+    for finding in findings:
+        key = (finding.rule, finding.severity.value, finding.span.path, finding.span.line,
+               finding.span.column, finding.message)
+        if key not in seen:
+            seen.add(key)
+            kept.append(finding)
+    return kept
+
+
 def check_files(analyses: Iterable[FileAnalysis], is_reported: Callable[[str], bool],
                 source_line: Callable[[str, int], str],
                 rules: Registry | None = None) -> list[Finding]:
