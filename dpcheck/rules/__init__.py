@@ -15,8 +15,8 @@ Layout (a newcomer's map):
   (``dpcheck.fixing``) does.
 
 ``evaluate`` (pipelines), ``check_files`` (per-file rules) and ``check_unlinked`` (DP code no
-pipeline took) are pure: inputs in, findings out; ``once_per_site`` keeps one finding per fact
-when several entry points reach the same site.
+pipeline took) are pure: inputs in, findings out; ``once_per_site`` keeps one finding per site
+fact (DP105) when several entry points reach the same place.
 """
 
 from __future__ import annotations
