@@ -239,7 +239,7 @@ def _link(
     keeps the per-file results."""
     from dpcheck.discover.facts import collect_facts
     from dpcheck.pipelines import link_project
-    from dpcheck.rules import check_files, check_unlinked, evaluate
+    from dpcheck.rules import check_files, check_unlinked, evaluate, once_per_site
 
     config = settings.config
     facts = collect_facts(settings.root, dependency_files)
@@ -273,7 +273,7 @@ def _link(
     shown = tuple(p for p in pipelines if project.is_reported(p.path))
     read = project.files_read()
     per_file = check_files(analyzer.analyses.values(), project.is_reported, project.source_line)
-    return Linked(shown, tuple(findings), tuple(per_file), tuple(errors)), read
+    return Linked(shown, tuple(once_per_site(findings)), tuple(per_file), tuple(errors)), read
 
 
 def _relinked(

@@ -180,7 +180,8 @@ class ParamValue:
 
     ``value`` is None when the parameter was seen but could not be resolved; ``source`` says how
     it was obtained (``literal``, ``constant``, ``argparse-default``, ``config``, ``dataset-size``,
-    ``derived``, ``model-size``, ``override``).
+    ``derived``, ``model-size``, ``override``; ``lowest-over-runs`` for a noise multiplier that
+    differs between the runs the callers make, which is the lowest of them).
     """
 
     name: str

@@ -24,7 +24,10 @@ GUARANTEES: frozenset[str] = frozenset({"poisson", "deterministic-batches", "sub
 WITNESSES: frozenset[str] = frozenset({"none", "deterministic-batches", "max-statistic-fixed-size",
                                        "max-statistic-zero-others"})
 SAMPLINGS: frozenset[str] = frozenset({"poisson", "shuffle", "balls-and-bins"})
-ROLES: frozenset[str] = frozenset({"sampler", "loader", "permutation", "draw", "strategy"})
+ROLES: frozenset[str] = frozenset({"sampler", "loader", "permutation", "draw", "strategy", "wrapper"})
+#: Roles that form no batches of their own, so name no kind: a permutation (its slicing decides),
+#: a wrapper (it yields the batches of the loader it is given, its ``loader`` argument).
+KINDLESS: frozenset[str] = frozenset({"permutation", "wrapper"})
 UNKNOWN = "unknown"
 
 
@@ -89,6 +92,8 @@ class SamplerApi:
     method: str | None = None
     population: Argument | None = None
     size: Argument | None = None
+    #: A wrapper's argument holding the loader whose batches it yields.
+    loader: Argument | None = None
 
     def kind_for(self, value: bool | None | str) -> str:
         """The kind this call selects: ``value`` is the switch's resolved literal (None when
@@ -156,8 +161,12 @@ def _api(name: str, entry: dict[str, Any], kinds: dict[str, SamplerKind]) -> Sam
     if role not in ROLES:
         raise DpcheckError(f"samplers.json: {where}: 'role' must be one of {sorted(ROLES)}, got {role!r}")
     kind = entry.get("kind")
-    if (kind is None) != (role == "permutation") or (kind is not None and kind not in kinds):
-        raise DpcheckError(f"samplers.json: {where}: 'kind' must name a kind (a permutation has none), got {kind!r}")
+    if (kind is None) != (role in KINDLESS) or (kind is not None and kind not in kinds):
+        raise DpcheckError(f"samplers.json: {where}: 'kind' must name a kind (a permutation or a wrapper has "
+                           f"none), got {kind!r}")
+    if ("loader" in entry) != (role == "wrapper"):
+        raise DpcheckError(f"samplers.json: {where}: a wrapper (and only a wrapper) names the 'loader' argument "
+                           "whose batches it yields")
     switch = None
     if "switch" in entry:
         raw = entry["switch"]
@@ -176,18 +185,18 @@ def _api(name: str, entry: dict[str, Any], kinds: dict[str, SamplerKind]) -> Sam
     if (method is None) != (role != "strategy") or (method is not None and not isinstance(method, str)):
         raise DpcheckError(f"samplers.json: {where}: a strategy (and only a strategy) names the 'method' that "
                            "yields its batches")
-    extra = set(entry) - {"role", "kind", "switch", "sampler_keywords", "method", "population", "size"}
+    extra = set(entry) - {"role", "kind", "switch", "sampler_keywords", "method", "population", "size", "loader"}
     if extra:
         raise DpcheckError(f"samplers.json: {where}: unknown keys {sorted(extra)}")
     arguments = {}
-    for key in ("population", "size"):
+    for key in ("population", "size", "loader"):
         if key in entry:
             raw = _require(entry, key, dict, where)
             arguments[key] = Argument(_require(raw, "keyword", str, f"{where} {key}"),
                                       _require(raw, "position", int, f"{where} {key}"),
                                       raw.get("min_args", 0) if isinstance(raw.get("min_args", 0), int) else 0)
     return SamplerApi(name, role, kind, switch, tuple(keywords), method, arguments.get("population"),
-                      arguments.get("size"))
+                      arguments.get("size"), arguments.get("loader"))
 
 
 def parse_table(data: dict[str, Any]) -> SamplerTable:

@@ -43,9 +43,10 @@ from dpcheck.pipelines.opacus_usage import (
     loader_decides,
     never_stepped,
     normalization,
+    private_steps,
 )
 from dpcheck.pipelines.params import ParamCollector
-from dpcheck.pipelines.private_loops import private_lines
+from dpcheck.pipelines.private_loops import Place, private_lines
 from dpcheck.pipelines.questions import PIPELINE_BUDGET
 from dpcheck.pipelines.sampling.analyzer import SamplingAnalyzer
 from dpcheck.pipelines.scope import Ctx, PipelineScope
@@ -344,9 +345,7 @@ class PipelineBuilder:
         else:
             return None
         assumed = guards(index, usage.ctx) if usage is not None else None
-        noise = [c for c, _, _ in update.noise_calls] if update is not None and update.is_dp_sgd \
-            else []
-        private = private_lines(index, noise, frozenset((c.path, c.scope) for c in scopes))
+        private = self._private(index, usage, update, scopes)
         sampling = SamplingAnalyzer(index, analysis.poisson_default, assumed,
                                     private).analyze(scopes)
         accountants = AccountantFinder(index, analysis.default_accountant).find(scopes)
@@ -384,6 +383,27 @@ class PipelineBuilder:
                         evidence=tuple(evidence), library=analysis.library,
                         release=analysis.release, undecided=undecided,
                         release_reason=analysis.release_reason)
+
+    @staticmethod
+    def _private(index: ProjectIndex, usage: OpacusUsage | None, update: HandwrittenUpdate | None,
+                 scopes: list[Ctx]) -> frozenset[Place]:
+        """The statements of the reach that run the private update (``private_loops``): those
+        that draw a hand-written update's noise or call, through project functions, the code
+        that draws it; for Opacus, those where the optimizer ``make_private`` returns steps
+        (Opacus clips, noises and divides in that step) and the calls that lead to the
+        ``make_private`` call. A function that steps the private optimizer it is handed runs
+        the private update for that caller only, not for a caller handing it another
+        optimizer (a shadow or attack model trained by the same helper)."""
+        reached = frozenset((c.path, c.scope) for c in scopes)
+        if usage is not None:
+            steps = private_steps(index, usage, scopes)
+            if not steps:
+                return frozenset()
+            return private_lines(index, [usage.ctx], reached) | {
+                (c.path, c.scope, c.line) for c in steps}
+        noise = [c for c, _, _ in update.noise_calls] if update is not None and update.is_dp_sgd \
+            else []
+        return private_lines(index, noise, reached)
 
     def _opacus(self, usage: OpacusUsage, path: str) -> _Analysis:
         resolution = resolve_opacus(self.project, path, usage)

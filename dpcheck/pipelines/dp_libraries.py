@@ -2,7 +2,9 @@
 differential privacy, and which of their APIs do steps of a DP-SGD update for the caller.
 
 A call into a DP library (matched on its import-qualified name, ``ProjectIndex.library_name``)
-is a DP marker: the code means to be private, whatever dpcheck makes of it. A *privatizer* is a
+is a DP marker: the code means to be private, whatever dpcheck makes of it. Not so for a
+library's ``utilities``, modules that hold no DP code (Opacus' ``validators``: a model's
+compatibility checks and fixes), a property of the library's entry. A *privatizer* is a
 library API that clips per example, computes per-example gradients or adds Gaussian noise on the
 caller's behalf (objax ``PrivateGradValues``, JAX Privacy's ``clipped_grad`` and privatizers,
 TF-Privacy's ``GaussianSumQuery``, Opacus' ``DPOptimizer`` used without the engine): the
@@ -72,10 +74,15 @@ class DpLibraries:
 
     libraries: dict[str, str]
     privatizers: dict[str, Privatizer]
+    #: Modules of a DP library that hold no DP code (model-compatibility checks and fixes):
+    #: their names are not DP markers.
+    utilities: frozenset[str] = frozenset()
 
     def library_of(self, qualified: str | None) -> str | None:
-        """The title of the DP library an import-qualified name belongs to, or None."""
-        if not qualified:
+        """The title of the DP library an import-qualified name belongs to, or None (also for
+        a name in one of the library's ``utilities``)."""
+        if not qualified or any(qualified == module or qualified.startswith(f"{module}.")
+                                for module in self.utilities):
             return None
         for module, title in self.libraries.items():
             if qualified == module or qualified.startswith(f"{module}.") \
@@ -136,18 +143,27 @@ def parse_table(data: Any) -> DpLibraries:
     if not isinstance(data, dict) or data.get("schema") != 1:
         raise _fail("top level", "expected an object with \"schema\": 1")
     libraries: dict[str, str] = {}
+    utilities: set[str] = set()
     for index, entry in enumerate(data.get("libraries", [])):
-        if not isinstance(entry, dict) or set(entry) != {"module", "title"} \
-                or not all(isinstance(v, str) and v for v in entry.values()):
-            raise _fail(f"libraries[{index}]", "needs exactly a 'module' and a 'title' string")
+        if not isinstance(entry, dict) or not {"module", "title"} <= set(entry) <= {
+                "module", "title", "utilities"} \
+                or not all(isinstance(entry[k], str) and entry[k] for k in ("module", "title")):
+            raise _fail(f"libraries[{index}]", "needs a 'module' and a 'title' string (and "
+                        "optionally 'utilities'), nothing else")
+        helpers = entry.get("utilities", [])
+        if not isinstance(helpers, list) or not all(
+                isinstance(h, str) and h.startswith(f"{entry['module']}.") for h in helpers):
+            raise _fail(f"libraries[{index}]", "'utilities' must list modules inside "
+                        f"{entry['module']!r}")
         libraries[entry["module"]] = entry["title"]
+        utilities.update(helpers)
     privatizers: dict[str, Privatizer] = {}
     for index, entry in enumerate(data.get("privatizers", [])):
         for privatizer in _privatizers(entry, index):
             if privatizer.name in privatizers:
                 raise _fail(f"privatizers[{index}]", f"{privatizer.name} is listed twice")
             privatizers[privatizer.name] = privatizer
-    return DpLibraries(libraries, privatizers)
+    return DpLibraries(libraries, privatizers, frozenset(utilities))
 
 
 @lru_cache(maxsize=1)

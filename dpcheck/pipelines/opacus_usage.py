@@ -12,7 +12,7 @@ when it derives from one, or when it is a local fork of it (``is_opacus_engine``
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -262,41 +262,65 @@ def never_stepped(index: ProjectIndex, usage: OpacusUsage, scopes: Iterable[Ctx]
     read in the same scope after the call (anywhere in it when the call sits in a loop), in
     the functions nested in it, and in the module's functions for a module-level call."""
     name = _returned_optimizer(index, usage)
-    if name is None:
-        return False
+    return name is not None and next(_private_steps(index, usage, name, scopes), None) is None
+
+
+def private_steps(index: ProjectIndex, usage: OpacusUsage, scopes: Iterable[Ctx]) -> list[Ctx]:
+    """The statements where the private optimizer a 1.x ``make_private*`` call returns may step
+    (read as ``never_stepped`` reads them): its ``step`` calls, the calls that hand it to a
+    project function together with the statements of that function where it may step, and the
+    places where it leaves dpcheck's sight. Opacus clips, noises and divides in that step, so
+    these statements run the private update (``dpcheck.pipelines.private_loops``); empty when
+    the optimizer is not bound to a plain name."""
+    name = _returned_optimizer(index, usage)
+    return [] if name is None else list(_private_steps(index, usage, name, scopes))
+
+
+def _private_steps(index: ProjectIndex, usage: OpacusUsage, name: str,
+                   scopes: Iterable[Ctx]) -> Iterator[Ctx]:
+    """Where the optimizer bound to ``name`` by the usage's call may step, in the scopes that
+    see that binding."""
     here = usage.ctx
     for ctx in scopes:
         same = (ctx.path, ctx.scope) == (here.path, here.scope)
         visible = same or ctx.scope.startswith(f"{here.scope}.") or (
             here.scope == "<module>" and ctx.path == here.path)
-        if not visible:
-            continue
-        if _may_step(index, name, ctx, here.line if same else None, 0):
-            return False
-    return True
+        if visible:
+            yield from _step_sites(index, name, ctx, here.line if same else None, 0)
 
 
-def _may_step(index: ProjectIndex, name: str, ctx: Ctx, after: int | None, depth: int) -> bool:
-    """Whether the optimizer held by ``name`` may step in the scope of ``ctx``; with ``after``
-    (the line of the call that binds it) only the statements after that line are read, and
-    those before it that sit in a loop (they run again after it)."""
+def _step_sites(index: ProjectIndex, name: str, ctx: Ctx, after: int | None,
+                depth: int) -> Iterator[Ctx]:
+    """The statements where the optimizer held by ``name`` may step in the scope of ``ctx``;
+    with ``after`` (the line of the call that binds it) only the statements after that line
+    are read, and those before it that sit in a loop (they run again after it). Past the
+    hand-off depth the whole scope may step (its first line stands for it)."""
     scope = index.scope(ctx)
-    if scope is None or depth > _MAX_HAND_OFF:
-        return scope is not None
+    if scope is None:
+        return
+    if depth > _MAX_HAND_OFF:
+        yield Ctx(ctx.path, ctx.scope, scope.line)
+        return
     for stmt in scope.statements:
         if after is not None and (stmt.line == after or (stmt.line < after and stmt.loop < 0)):
             continue
         where = Ctx(ctx.path, ctx.scope, stmt.line)
-        if _stepped_in(index, name, stmt.expr, where, depth) or _stores_into(name, stmt.target):
-            return True
-    return any(_stepped_in(index, name, scope.if_test(line), Ctx(ctx.path, ctx.scope, line), depth)
-               for line in scope.if_lines)
+        if _stores_into(name, stmt.target):
+            yield where
+        else:
+            yield from _stepped_in(index, name, stmt.expr, where, depth)
+    for line in scope.if_lines:
+        yield from _stepped_in(index, name, scope.if_test(line), Ctx(ctx.path, ctx.scope, line),
+                               depth)
 
 
-def _stepped_in(index: ProjectIndex, name: str, expr: object, ctx: Ctx, depth: int) -> bool:
-    """Whether an expression may step the optimizer ``name`` (``never_stepped``)."""
+def _stepped_in(index: ProjectIndex, name: str, expr: object, ctx: Ctx,
+                depth: int) -> Iterator[Ctx]:
+    """Where an expression (the statement at ``ctx``) may step the optimizer ``name``: the
+    statement itself, and for a hand-off to a project function the statements of that function
+    where it may (``_step_sites``)."""
     if expr is None:
-        return False
+        return
     tree = node(expr)
     settled: set[int] = set()
     for item in walk(tree):
@@ -305,30 +329,42 @@ def _stepped_in(index: ProjectIndex, name: str, expr: object, ctx: Ctx, depth: i
         callee = item.callee
         if isinstance(callee, Name) and callee.base == name:
             if "step" in callee.last:
-                return True
+                yield ctx
+                return
             settled.add(id(callee))
         for argument in (*item.args, *item.kwargs.values()):
             if isinstance(argument, Name) and argument.dotted == name:
-                if _handed_on_may_step(index, item, argument, ctx, depth):
-                    return True
+                inside = _handed_on(index, item, argument, ctx, depth)
+                if inside is None:
+                    yield ctx
+                    return
+                first = next(inside, None)
+                if first is not None:
+                    yield ctx
+                    yield first
+                    yield from inside
+                    return
                 settled.add(id(argument))
     prefix = f"{name}."
-    return any(isinstance(n, Name) and id(n) not in settled
-               and (n.dotted == name or n.dotted.startswith(prefix)) for n in walk(tree))
+    if any(isinstance(n, Name) and id(n) not in settled
+           and (n.dotted == name or n.dotted.startswith(prefix)) for n in walk(tree)):
+        yield ctx
 
 
-def _handed_on_may_step(index: ProjectIndex, call: Call, argument: Node, ctx: Ctx, depth: int) -> bool:
-    """Whether the optimizer may step in the function ``call`` hands it to (as ``argument``):
-    always for a function that is not the project's, else where its parameter may."""
+def _handed_on(index: ProjectIndex, call: Call, argument: Node, ctx: Ctx,
+               depth: int) -> Iterator[Ctx] | None:
+    """Where the optimizer may step in the project function ``call`` hands it to (as
+    ``argument``); None when it may step anywhere: a function that is not the project's, or a
+    parameter not found."""
     function = index.function(call.name or "", ctx)
     scope = index.scope(function) if function is not None else None
     if function is None or scope is None:
-        return True
+        return None
     params = [p.name for p in scope.params]
     received = next((p for p in params if argument_for(call, params, p) is argument), None)
     if received is None:
-        return True
-    return _may_step(index, received, function, None, depth + 1)
+        return None
+    return _step_sites(index, received, function, None, depth + 1)
 
 
 def _returned_optimizer(index: ProjectIndex, usage: OpacusUsage) -> str | None:

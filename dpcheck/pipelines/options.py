@@ -3,9 +3,10 @@
 ``args.lr`` after ``args = parser.parse_args()`` reads the default of the option ``lr`` declared
 in the same file (else anywhere in the project); ``FLAGS.lr`` reads an absl ``DEFINE_*``;
 ``main(**vars(parser.parse_args()))`` passes every option as a keyword; a project function
-returning ``parse_args()`` is followed; the dataclasses ``HfArgumentParser(...)`` parses are
-options too (their fields' defaults; for ``transformers.TrainingArguments`` the documented
-defaults of the fields that size batches and steps).
+returning ``parse_args()``, or a local name bound to it, is followed; the dataclasses
+``HfArgumentParser(...)`` parses are options too (their fields' defaults; for
+``transformers.TrainingArguments`` the documented defaults of the fields that size batches and
+steps).
 """
 
 from __future__ import annotations
@@ -74,6 +75,10 @@ class OptionsMixin:
             return None
         for stmt in scope.statements:
             value = stmt.expr
+            if stmt.kind == "return" and isinstance(value, Name):  # ``args = ...; return args``
+                bound = self.bind(value.dotted, Ctx(target.path, target.scope, stmt.line))
+                value = bound.ir if bound is not None and bound.kind == "assign" \
+                    and not bound.index else None
             if stmt.kind == "return" and isinstance(value, Call) and value.method in ARGS_PARSERS:
                 return self.option(attr, target.path)
         return None

@@ -5,9 +5,11 @@ provenance; overrides win.
 Sources, in order of preference per parameter: the DP library call (``make_private`` keywords,
 the 0.x ``PrivacyEngine`` constructor), the hand-written update (noise std / clip threshold),
 the training loader, the accountant's arguments, then values derived from the others
-(``q = B/N``, ``steps = epochs * ceil(N/B)``). Under gradient accumulation
-(``dpcheck.pipelines.accumulation``) a loader's batch is the physical one: batch_size is it
-times k, and q and steps are derived from that logical batch.
+(``q = B/N``, ``steps = epochs * ceil(N/B)``). A noise multiplier that differs between the runs
+its callers make (a sweep, ``dpcheck.pipelines.run_values``) is the lowest of them, the run
+that leaks most; any other parameter with several values stays unresolved. Under gradient
+accumulation (``dpcheck.pipelines.accumulation``) a loader's batch is the physical one:
+batch_size is it times k, and q and steps are derived from that logical batch.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from dpcheck.pipelines.handwritten import HandwrittenUpdate, mentions_norm
 from dpcheck.pipelines.index import ProjectIndex
 from dpcheck.pipelines.opacus_usage import OpacusUsage
 from dpcheck.pipelines.private_loops import Place, runs_private
+from dpcheck.pipelines.run_values import run_values
 from dpcheck.pipelines.sampling.decision import Sampling, loader_dataset
 from dpcheck.pipelines.scope import Ctx
 from dpcheck.pipelines.tf_privacy import KEYWORDS as TF_KEYWORDS
@@ -40,6 +43,8 @@ from dpcheck.sites.views import Statement
 
 #: Noise draws whose positional arguments are (key, shape) or (shape, mean, std), not (mean, std).
 KEY_FIRST_NORMALS = ("jax.random.", "random.normal", "tf.random.", "tensorflow.random.")
+#: Parameters judged at their lowest value over the runs of a sweep (see the module docstring).
+LOWEST_OVER_RUNS = frozenset({"sigma"})
 OPACUS_KEYWORDS = {
     "sigma": ("noise_multiplier",), "clip": ("max_grad_norm",), "batch_size": ("batch_size",),
     "N": ("sample_size",), "q": ("sample_rate",), "epochs": ("epochs",),
@@ -61,9 +66,25 @@ class ParamCollector:
         if ir is None:
             return None
         value = self.values.value(ir, ctx)
+        if value is None and name in LOWEST_OVER_RUNS:
+            return self._lowest(name, ir, ctx)
         if value is None:
             return ParamValue(name, None, "unresolved", Span(ctx.path, ctx.line), None)
         return value.param(name)
+
+    def _lowest(self, name: str, ir: IR, ctx: Ctx) -> ParamValue:
+        """The lowest value ``ir`` holds over the runs its callers make (``run_values``),
+        unresolved when one of them is not known."""
+        runs = run_values(self.values, ir, ctx)
+        if not runs:
+            return ParamValue(name, None, "unresolved", Span(ctx.path, ctx.line), None)
+        low = min(runs, key=lambda run: run.value)
+        numbers = sorted({run.value for run in runs})
+        if len(numbers) == 1:
+            return low.param(name)
+        return ParamValue(name, low.value, "lowest-over-runs", Span(low.path, low.line),
+                          f"the lowest of {', '.join(f'{n:g}' for n in numbers)}, "
+                          "one per run the callers make")
 
     def accountant_args(self, call: AccountantCall) -> dict[str, ParamValue]:
         """The accountant's own q, steps, sigma (derived from N/batch/epochs when given so)."""

@@ -4,8 +4,10 @@ A statement runs the private update when it draws the pipeline's noise, or calls
 project functions of the reach, a function that draws it. What a DP pipeline is made of is
 read from the loops around those statements: the sampling of the batches its noisy update sees
 (``sampling.analyzer``) and the epochs it trains for (``params``), not those of a non-private
-model trained in the same run (a membership-inference attack model, a shadow model). Known for
-a hand-written update only, where dpcheck knows the statements that draw the noise.
+model trained in the same run (a membership-inference attack model, a shadow model, a probe
+fitted for evaluation). For a hand-written update these are the statements that draw the noise;
+for Opacus, which clips, noises and divides in the ``step`` of the optimizer ``make_private``
+returns, the statements where that optimizer steps (``opacus_usage.private_steps``).
 """
 
 from __future__ import annotations

@@ -15,12 +15,13 @@ Layout (a newcomer's map):
   (``dpcheck.fixing``) does.
 
 ``evaluate`` (pipelines), ``check_files`` (per-file rules) and ``check_unlinked`` (DP code no
-pipeline took) are pure: inputs in, findings out.
+pipeline took) are pure: inputs in, findings out; ``once_per_site`` keeps one finding per site
+fact (DP105) when several entry points reach the same place.
 """
 
 from __future__ import annotations
 
-from dpcheck.rules.evaluate import check_files, check_unlinked, evaluate
+from dpcheck.rules.evaluate import check_files, check_unlinked, evaluate, once_per_site
 from dpcheck.rules.registry import registry
 
-__all__ = ["check_files", "check_unlinked", "evaluate", "registry"]
+__all__ = ["check_files", "check_unlinked", "evaluate", "once_per_site", "registry"]

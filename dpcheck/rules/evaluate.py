@@ -31,6 +31,25 @@ def evaluate(pipelines: Sequence[Pipeline], project: Project,
     return sorted(found.values(), key=Finding.sort_key)
 
 
+def once_per_site(findings: Iterable[Finding], rules: Registry | None = None) -> list[Finding]:
+    """``findings`` with each site fact kept once: a finding of a ``site_fact`` rule (the
+    unpinned requirement of a helper two scripts import) with the same severity, place and
+    message as an earlier one says nothing new, and is left out; the kept one is the first
+    entry's. Findings of other rules are per pipeline (each with its entry's parameters and
+    bound), and findings that differ in what they say are all kept."""
+    rules = rules or registry()
+    facts = {rule.id for rule in rules.pipeline_rules if rule.site_fact}
+    seen: set[tuple[str, str, str, int, int, str]] = set()
+    kept: list[Finding] = []
+    for finding in findings:
+        key = (finding.rule, finding.severity.value, finding.span.path, finding.span.line,
+               finding.span.column, finding.message)
+        if finding.rule not in facts or key not in seen:
+            seen.add(key)
+            kept.append(finding)
+    return kept
+
+
 def check_files(analyses: Iterable[FileAnalysis], is_reported: Callable[[str], bool],
                 source_line: Callable[[str, int], str],
                 rules: Registry | None = None) -> list[Finding]:

@@ -77,12 +77,17 @@ class BoundPolicy:
 @dataclass(frozen=True)
 class PipelineRule:
     """A rule over one classified training pipeline. A ``fallback`` rule is evaluated on a
-    pipeline only when no other pipeline rule fired on it (those already say what is wrong)."""
+    pipeline only when no other pipeline rule fired on it (those already say what is wrong). A
+    ``site_fact`` rule states a fact of the place it is anchored on, not of the pipeline (a
+    library requirement that pins no release): several entries reaching that place make one
+    finding (``evaluate.once_per_site``), where a pipeline fact (a loader's sampling judged
+    with each entry's own parameters and bound) stays one finding per entry."""
 
     id: str
     check: Callable[[Pipeline, Project], Iterator[Hit]]
     bound: BoundPolicy | None = None
     fallback: bool = False
+    site_fact: bool = False
 
 
 @dataclass(frozen=True)

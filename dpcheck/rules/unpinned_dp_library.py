@@ -47,4 +47,4 @@ def check(pipeline: Pipeline, project: Project) -> Iterator[UnpinnedLibrary]:
     yield UnpinnedLibrary(span, resolution.reason, pipeline.release is not None)
 
 
-RULE = PipelineRule("DP105", check, BoundPolicy("sgm", claim_only=CLAIM_ONLY))
+RULE = PipelineRule("DP105", check, BoundPolicy("sgm", claim_only=CLAIM_ONLY), site_fact=True)

@@ -71,6 +71,14 @@ def test_clipped_grad_divides_only_by_a_given_normalize_by() -> None:
     assert privatizer.divisor(_call("f(params, x, y)")) is None
 
 
+def test_a_library_utility_is_not_a_dp_marker() -> None:
+    table = parse_table(_shipped())
+    assert table.library_of("opacus.validators.ModuleValidator.fix") is None
+    assert table.library_of("opacus.validators") is None
+    assert table.library_of("opacus.PrivacyEngine") == "Opacus"
+    assert table.library_of("opacus.validators_of_mine.f") == "Opacus"  # a module boundary
+
+
 @pytest.mark.parametrize(("change", "message"), [
     (lambda t: t["privatizers"][0].update(provides=["noise", "magic"]), "privatizers[0]"),
     (lambda t: t["privatizers"][0].update(evidence=[]), "evidence"),
@@ -78,6 +86,8 @@ def test_clipped_grad_divides_only_by_a_given_normalize_by() -> None:
     (lambda t: t["privatizers"][1].pop("argument"), "argument"),
     (lambda t: t["privatizers"].append(copy.deepcopy(t["privatizers"][0])), "listed twice"),
     (lambda t: t["libraries"].append({"module": "x"}), "libraries["),
+    (lambda t: t["libraries"].append({"module": "x", "title": "X", "utilities": ["y.z"]}),
+     "'utilities' must list modules inside 'x'"),
     (lambda t: t.update(schema=2), "schema"),
 ])
 def test_a_malformed_entry_is_an_error_naming_it(change: Any, message: str) -> None:

@@ -1,10 +1,11 @@
 """How a pipeline forms its batches, decided from its training loops (``SamplingAnalyzer``).
 
 The loader the training loop iterates decides (``loaders``). The loops that run the pipeline's
-private update (whose body draws its noise, or calls through project functions the code that
-draws it) win over any other loop that steps an optimizer (a non-private model trained in the
-same run, such as a membership-inference attack model): the sampling of a DP pipeline is the
-sampling of the batches its noisy update sees. Without such a loop, the loop that takes
+private update (whose body draws its noise or steps the optimizer Opacus returned, or calls
+through project functions the code that does, ``private_loops``) win over any other loop that
+steps an optimizer (a non-private model trained in the same run, such as a membership-inference
+attack model or an evaluation probe): the sampling of a DP pipeline is the sampling of the
+batches its noisy update sees. Without such a loop, the loop that takes
 optimizer steps wins over statistics or pre-computation passes over other loaders
 (``loops``). A loop over ``range`` that draws ``next(it)`` from ``it = iter(loader)`` reads
 that loader; other loops over ``range`` use the index sampling found in the same scopes
@@ -57,7 +58,8 @@ class SamplingAnalyzer:
     def analyze(self, scopes: Iterable[Ctx]) -> Sampling:
         scopes = list(scopes)
         reached = frozenset((c.path, c.scope) for c in scopes)
-        loaders = LoaderReader(self.draws, self.poisson_default, self.assumed, reached)
+        loaders = LoaderReader(self.draws, self.poisson_default, self.assumed, reached,
+                               self.private)
         private: list[Sampling] = []
         training: list[Sampling] = []
         decisions: list[Sampling] = []

@@ -5,7 +5,9 @@ an unpacked project helper's result to the element its returns give); a project 
 returned loader is the one of the ``return`` the default configuration reaches. An Opacus
 ``make_private`` that returns a Poisson loader wins over the ``shuffle=True`` of the loader
 passed in. Library loaders and samplers are recognised by import-qualified name through the
-sampler table (``dpcheck/data/samplers.json``); a ``DataLoader`` is decided by its sampler (a
+sampler table (``dpcheck/data/samplers.json``), which also lists wrappers that yield the batches
+of the loader they are given (``contextlib.nullcontext(loader)``, read through a ``with ... as``
+target); a ``DataLoader`` is decided by its sampler (a
 library sampler, a project sampler class whose methods draw a Bernoulli mask, a Hugging Face
 sampler method), else by its own shuffle flag, unless it serves its whole dataset as one batch
 (``single_batch``: then the draws that made that dataset decide). A loop over a project
@@ -23,6 +25,7 @@ from dpcheck.pipelines.generators import Yielded, yielded_batches
 from dpcheck.pipelines.guards import Guards
 from dpcheck.pipelines.hf_datasets import is_to_tf_dataset
 from dpcheck.pipelines.hf_trainer import inherited_loader, sampler_method
+from dpcheck.pipelines.private_loops import Place
 from dpcheck.pipelines.returned import returned_item
 from dpcheck.pipelines.sampling.decision import Sampling, of_scheme, title
 from dpcheck.pipelines.sampling.index_draws import IndexDraws
@@ -49,16 +52,18 @@ class LoaderReader:
     scopes (``(path, scope)``), whose callers are preferred for a parameter; ``assumed`` the
     conditions its DP code runs under (``dpcheck.pipelines.guards``), with which a helper's arm
     chosen by the same flag is read; ``poisson_default`` whether Opacus samples by Poisson when
-    ``make_private`` does not say (None: not known)."""
+    ``make_private`` does not say (None: not known); ``private`` the statements that run the
+    pipeline's private update (``dpcheck.pipelines.private_loops``)."""
 
     def __init__(self, draws: IndexDraws, poisson_default: bool | None, assumed: Guards,
-                 reached: frozenset[tuple[str, str]]) -> None:
+                 reached: frozenset[tuple[str, str]], private: frozenset[Place] = frozenset()) -> None:
         self.draws = draws
         self.calls = draws.calls
         self.index = draws.index
         self.poisson_default = poisson_default
         self.assumed = assumed
         self.reached = reached
+        self.private = private
 
     def loader(self, expr: Node, ctx: Ctx, depth: int = 0) -> Sampling:
         """The sampling of a loader expression (followed to the call that built it)."""
@@ -115,6 +120,10 @@ class LoaderReader:
         if call.name == "iter" and call.args:
             return self.loader(next(iter(call.args)), ctx, depth + 1)
         api = self.calls.api_of(call, ctx)
+        if api is not None and api.loader is not None:  # a wrapper yields its loader's batches
+            inner = api.loader.of(list(call.args), call.kwargs)
+            return self.loader(inner, ctx, depth + 1) if inner is not None \
+                else Sampling(note=f"{tail}() is given no loader")
         if api is not None and api.sampler_keywords:
             return self._data_loader(call, ctx, span, depth, api)
         if api is not None and api.role in ("loader", "sampler", "strategy"):
@@ -210,10 +219,13 @@ class LoaderReader:
 
     def _arguments(self, param: Binding) -> list[tuple[Ctx, Node]]:
         """What callers pass for a parameter, preferring the callers inside this pipeline (a
-        helper shared by several entry points gets each entry's own loader)."""
+        helper shared by several entry points gets each entry's own loader), and among them
+        the calls that run the private update (a helper that trains both the private model and
+        a shadow model gets the private model's loader)."""
         passed = list(self.index.arguments(param))
         own = [(w, a) for w, a in passed if (w.path, w.scope) in self.reached]
-        return own or passed
+        hot = [(w, a) for w, a in own if (w.path, w.scope, w.line) in self.private]
+        return hot or own or passed
 
     def _data_loader(self, call: Call, ctx: Ctx, span: Span, depth: int,
                      api: SamplerApi) -> Sampling:
