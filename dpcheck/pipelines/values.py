@@ -28,7 +28,7 @@ from dpcheck.pipelines.index import ProjectIndex
 from dpcheck.pipelines.questions import frozen
 from dpcheck.pipelines.scope import Ctx
 from dpcheck.pipelines.subsets import subset_size
-from dpcheck.pipelines.vocabulary import vocabulary
+from dpcheck.pipelines.vocabulary import calls_in, vocabulary
 from dpcheck.sites.ir import IR, dict_item
 from dpcheck.sites.nodes import (
     Attr,
@@ -384,7 +384,7 @@ class Evaluator:
             assigned = binding.assigned() if binding is not None else None
             return None if assigned is None else self._rows(*assigned, depth + 1)
         if not isinstance(tensor, Call) or not tensor.args \
-                or tensor.method not in TENSOR_FACTORIES:
+                or not calls_in("tensor_factories", tensor, ctx, self.index):
             return None
         shape, *_ = tensor.args
         first = next(iter(shape.items), shape) if isinstance(shape, Seq) else shape
@@ -512,7 +512,6 @@ def _substituted(part: Any, passed: dict[str, Node]) -> Any:
     return part
 
 
-TENSOR_FACTORIES = frozenset({"randn", "rand", "zeros", "ones", "empty", "full"})
 #: Conversions that keep the first dimension: ``np.array(x)``, ``tf.convert_to_tensor(x)``.
 SAME_LENGTH = frozenset({"array", "asarray", "convert_to_tensor"})
 
