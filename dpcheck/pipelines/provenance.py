@@ -60,8 +60,6 @@ from dpcheck.sites.nodes import (
     node,
 )
 
-#: Index ranges a comprehension filters by a sampling mask (``range(n)``, ``np.arange(n)``).
-INDEX_RANGES = frozenset({"range", "arange"})
 #: Opacus' ``make_private*`` return ``(module, optimizer, data_loader)``: the private loader.
 PRIVATE_LOADER_POSITION = 2
 
@@ -398,7 +396,8 @@ class Provenance:
         [name], [iterable], [test] = comp.names, comp.iterables, comp.conditions
         if comp.element != ["r", name] or not isinstance(iterable, Call):
             return False
-        return iterable.method in INDEX_RANGES and isinstance(test, Subscript) \
+        return calls_in("index_ranges", iterable, ctx, self.index) \
+            and isinstance(test, Subscript) \
             and test.index == comp.element and self.is_mask(test.value, ctx)
 
     def sizes_a_draw(self, name: str, ctx: Ctx, itself: bool = False) -> bool:

@@ -406,7 +406,8 @@ class Evaluator:
                 and expr.callee.last in _view_methods():
             return self.dataset_size(Name(["r", expr.callee.base or expr.callee.dotted]), ctx,
                                      depth + 1)
-        if isinstance(expr, Call) and expr.args and expr.method in SAME_LENGTH:
+        if isinstance(expr, Call) and expr.args \
+                and calls_in("keeps_examples", expr, ctx, self.index):
             return self.dataset_size(expr.argument(0), ctx, depth + 1)
         if not isinstance(expr, Name):
             return None
@@ -510,8 +511,3 @@ def _substituted(part: Any, passed: dict[str, Node]) -> Any:
     if isinstance(part, list):
         return [_substituted(item, passed) for item in part]
     return part
-
-
-#: Conversions that keep the first dimension: ``np.array(x)``, ``tf.convert_to_tensor(x)``.
-SAME_LENGTH = frozenset({"array", "asarray", "convert_to_tensor"})
-

@@ -22,7 +22,7 @@ from dpcheck.toml import tomllib
 
 GROUPS = ("keeps_examples", "data_attributes", "loader_attributes", "datasets", "loaders",
           "mask_indices", "counts", "floors", "tensor_factories", "sampling_draws",
-          "bernoulli_draws", "uniform_draws")
+          "bernoulli_draws", "uniform_draws", "index_ranges")
 _KEYS = {"summary": str, "methods": list, "names": list, "builtins": list, "functions": dict}
 
 
