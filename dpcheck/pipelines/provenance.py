@@ -14,7 +14,8 @@ point of a small lattice, decided by where the value comes from and never by wha
 * **DATASET** — the training data: what a data library loads or builds (the ``datasets``
   vocabulary: ``torchvision.datasets.*``, ``TensorDataset``, ``load_dataset``, ``np.load`` ...),
   a loader's ``dataset`` (the data loader API's attribute, read on any object whose class is not
-  decided, as tensor methods are), the examples a dataset object exposes (``data_attributes``), a value
+  decided, as tensor methods are), the examples a dataset object exposes (``data_attributes``,
+  ``data_containers``), a value
   whose length sizes a sampling draw (``rand(len(x)) < q``), and the value a sampling mask or
   index set indexes.
 * **BATCH** — a sampled part of the dataset: the dataset indexed by a mask, an index set or a
@@ -168,7 +169,8 @@ class Provenance:
         if base in (Origin.LOADER, Origin.UNKNOWN) \
                 and attr in words["loader_attributes"].attributes:
             return Origin.DATASET
-        if base.is_data and attr in words["data_attributes"].attributes:
+        if base.is_data and (attr in words["data_attributes"].attributes
+                             or attr in words["data_containers"].attributes):
             return base
         return Origin.UNKNOWN
 

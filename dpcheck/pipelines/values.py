@@ -62,10 +62,6 @@ _FUNCS = {
     "np.log": math.log, "math.exp": math.exp, "np.floor": math.floor, "np.ceil": math.ceil,
     "min": min, "max": max,
 }
-#: Attributes of a dataset object holding one entry per example (their length is the
-#: dataset's). Not the vocabulary's ``data_attributes``: that group also lists containers of the
-#: examples, such as a ``TensorDataset``'s ``tensors`` (a tuple of tensors, not of examples).
-VIEW_ATTRIBUTES = frozenset({"data", "targets", "x", "y", "images", "labels", "features"})
 _OPS = {
     "+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
     "/": lambda a, b: a / b, "//": lambda a, b: a // b, "**": lambda a, b: a**b,
@@ -413,7 +409,7 @@ class Evaluator:
             return None
         base, attr = expr.base, expr.last
         binding = self.index.attribute(expr.dotted, ctx)
-        if binding is None and base and attr in VIEW_ATTRIBUTES:
+        if binding is None and base and attr in vocabulary()["data_attributes"].attributes:
             return self.dataset_size(Name(["r", base]), ctx, depth + 1)
         if binding is None or binding.kind != "assign" or binding.ir is None:
             return None
