@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from dpcheck.pipelines.index import ProjectIndex
+from dpcheck.pipelines.questions import frozen
 from dpcheck.pipelines.scope import Ctx
 from dpcheck.pipelines.vocabulary import calls_in
 from dpcheck.samplers import sampler_table
@@ -28,10 +29,9 @@ if TYPE_CHECKING:
     from dpcheck.pipelines.values import Evaluator
 
 SUBSETS = frozenset({"torch.utils.data.Subset", "torch.utils.data.dataset.Subset"})
-_MAX_DEPTH = 12
 
 
-def subset_size(evaluator: Evaluator, call: Node, ctx: Ctx, depth: int = 0) -> int | None:
+def subset_size(evaluator: Evaluator, call: Node, ctx: Ctx) -> int | None:
     """The number of examples of a ``Subset(dataset, indices)`` call, None when ``call`` is not
     one or its index sequence has no length dpcheck can read."""
     if not isinstance(call, Call) or call.name is None or call.name.startswith("?."):
@@ -39,19 +39,22 @@ def subset_size(evaluator: Evaluator, call: Node, ctx: Ctx, depth: int = 0) -> i
     if evaluator.index.library_name(call.name, ctx) not in SUBSETS:
         return None
     indices = call.argument(1, "indices")
-    return sequence_length(evaluator, indices, ctx, depth + 1) if indices is not None else None
+    return sequence_length(evaluator, indices, ctx) if indices is not None else None
 
 
-def sequence_length(evaluator: Evaluator, value: Node, ctx: Ctx, depth: int = 0) -> int | None:
-    """The length of an index sequence expression (see the module docstring), else None."""
-    if depth > _MAX_DEPTH:
-        return None
+def sequence_length(evaluator: Evaluator, value: Node, ctx: Ctx) -> int | None:
+    """The length of an index sequence expression (see the module docstring), else None. A
+    name, where bindings are followed, is a question of the index's memo and cycle guard
+    (``dpcheck.pipelines.questions``)."""
     if isinstance(value, Seq):
         return len(value.items)
     if isinstance(value, Name):
-        return _bound_length(evaluator, value, ctx, depth)
+        index = evaluator.index
+        key = ("sequence-length", frozen(value), ctx, index.reach,
+               frozenset(evaluator.assumed.items()))
+        return index.questions.ask(key, lambda: _bound_length(evaluator, value, ctx), None)
     if isinstance(value, Subscript) and isinstance(value.index, Slice) and value.index.bounded:
-        whole = sequence_length(evaluator, value.value, ctx, depth + 1)
+        whole = sequence_length(evaluator, value.value, ctx)
         return None if whole is None else _slice_length(evaluator, value.index, whole, ctx)
     if isinstance(value, Call) and value.name is not None and value.args:
         # keywords (dtype=, device=, generator=) do not change a length
@@ -66,10 +69,10 @@ def sequence_length(evaluator: Evaluator, value: Node, ctx: Ctx, depth: int = 0)
             count = evaluator.value(permuted, ctx)
             if count is not None and float(count.value).is_integer():
                 return int(count.value)
-            return sequence_length(evaluator, permuted, ctx, depth + 1)
+            return sequence_length(evaluator, permuted, ctx)
         if len(value.args) == 1 and calls_in("keeps_examples", value, ctx, index):
             [same] = value.args
-            return sequence_length(evaluator, same, ctx, depth + 1)
+            return sequence_length(evaluator, same, ctx)
     return None
 
 
@@ -83,7 +86,7 @@ def _permuted(call: Call, ctx: Ctx, index: ProjectIndex) -> Node | None:
     return api.population.of(call.args, call.kwargs)  # type: ignore[no-any-return]
 
 
-def _bound_length(evaluator: Evaluator, name: Name, ctx: Ctx, depth: int) -> int | None:
+def _bound_length(evaluator: Evaluator, name: Name, ctx: Ctx) -> int | None:
     """The length of what a name is bound to (an element of an unpacked tuple display too)."""
     binding = evaluator.index.attribute(name.dotted, ctx)
     if binding is None or binding.kind != "assign" or binding.ir is None:
@@ -94,7 +97,7 @@ def _bound_length(evaluator: Evaluator, name: Name, ctx: Ctx, depth: int) -> int
             return None
         bound = bound.items[position]
     where = Ctx(binding.ctx.path, binding.ctx.scope, binding.line)
-    return sequence_length(evaluator, bound, where, depth + 1)
+    return sequence_length(evaluator, bound, where)
 
 
 def _slice_length(evaluator: Evaluator, bounds: Slice, whole: int, ctx: Ctx) -> int | None:

@@ -419,7 +419,7 @@ class Evaluator:
             return self._element_size(value, binding.index, where, depth + 1)
         if not isinstance(value, Call) or value.method in _view_methods():
             return self.dataset_size(value, where, depth + 1)
-        subset = subset_size(self, value, where, depth)
+        subset = subset_size(self, value, where)
         if subset is not None:
             return Value(subset, "dataset-size", where.path, where.line,
                          "the length of the Subset's indices")
