@@ -92,16 +92,14 @@ class DivisorClassifier:
         return self.provenance.origin(node(ir), ctx)
 
     def classify(self, ir: IR, ctx: Ctx) -> Dep:
-        """The data dependence of a divisor expression. A name or subscript, the one place the
-        reading follows bindings (and so can meet a cycle), is a question of the index's memo
-        (``dpcheck.pipelines.questions``): answered once per place and pipeline scope, a cycle
-        leaves it unknown."""
+        """The data dependence of a divisor expression. A name or subscript (bindings followed)
+        is a question of the memo and cycle guard (``dpcheck.pipelines.questions``)."""
         expr = node(ir)
         if isinstance(expr, Num):
             return Dep()
         if isinstance(expr, (Name, Subscript)):
-            key = ("dependence", frozen(expr), ctx, self.index.reach)
-            return self.index.questions.ask(key, lambda: self._name(expr, ctx), _unknown(
+            return self.index.questions.ask(("dependence", frozen(expr), ctx, self.index.reach),
+                                            lambda: self._name(expr, ctx), _unknown(
                 f"{expr.dotted if isinstance(expr, Name) else 'a subscript'} depends on itself "
                 "through a cycle of bindings"))
         if isinstance(expr, UnaryOp):

@@ -77,8 +77,7 @@ def sequence_length(evaluator: Evaluator, value: Node, ctx: Ctx) -> int | None:
 
 
 def _permuted(call: Call, ctx: Ctx, index: ProjectIndex) -> Node | None:
-    """What a permutation of the sampler table permutes (``torch.randperm(n)``: the integer n,
-    ``np.random.permutation(x)``: an integer or a sequence), else None."""
+    """What a permutation of the sampler table permutes (an integer n, or a sequence), else None."""
     qualified = index.library_name(call.name or "", ctx)
     api = sampler_table().api(qualified) if qualified is not None else None
     if api is None or api.role != "permutation" or api.population is None:
