@@ -343,7 +343,8 @@ class Provenance:
             if binding is not None and binding.kind == "param":
                 return self._passed_mask(binding)
             assigned = binding.assigned() if binding is not None else None
-            return assigned is not None and self.is_mask(*assigned)
+            return assigned is not None and self.index.questions.ask(
+                ("mask", frozen(expr), ctx, self.index.reach), lambda: self.is_mask(*assigned), False)
         if isinstance(expr, Compare):
             draw = expr.left
             if not isinstance(draw, Call) or not calls_in("uniform_draws", draw, ctx, self.index):
