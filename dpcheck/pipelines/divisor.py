@@ -24,6 +24,7 @@ from dataclasses import dataclass, replace
 from dpcheck.pipelines.binding import Binding
 from dpcheck.pipelines.index import ProjectIndex
 from dpcheck.pipelines.provenance import Origin, Provenance
+from dpcheck.pipelines.questions import frozen
 from dpcheck.pipelines.scope import Ctx
 from dpcheck.pipelines.values import Evaluator
 from dpcheck.pipelines.vocabulary import calls_in
@@ -91,12 +92,16 @@ class DivisorClassifier:
         return self.provenance.origin(node(ir), ctx)
 
     def classify(self, ir: IR, ctx: Ctx) -> Dep:
-        """The data dependence of a divisor expression."""
+        """The data dependence of a divisor expression. A name or subscript (bindings followed)
+        is a question of the memo and cycle guard (``dpcheck.pipelines.questions``)."""
         expr = node(ir)
         if isinstance(expr, Num):
             return Dep()
         if isinstance(expr, (Name, Subscript)):
-            return self._name(expr, ctx)
+            return self.index.questions.ask(("dependence", frozen(expr), ctx, self.index.reach),
+                                            lambda: self._name(expr, ctx), _unknown(
+                f"{expr.dotted if isinstance(expr, Name) else 'a subscript'} depends on itself "
+                "through a cycle of bindings"))
         if isinstance(expr, UnaryOp):
             return self.classify(expr.operand, ctx)
         if isinstance(expr, BinOp) and expr.tag == "b":

@@ -23,7 +23,6 @@ from dpcheck.sites.nodes import Call, Name, Node, Subscript
 LIBRARY = "datasets"
 #: The ``datasets.Dataset`` method that batches a dataset for Keras.
 TO_TF_DATASET = "to_tf_dataset"
-_MAX_DEPTH = 8
 
 
 def is_to_tf_dataset(index: ProjectIndex, call: Node, ctx: Ctx) -> bool:
@@ -32,13 +31,12 @@ def is_to_tf_dataset(index: ProjectIndex, call: Node, ctx: Ctx) -> bool:
         and call.receiver is not None and made_by_datasets(index, call.receiver, ctx)
 
 
-def made_by_datasets(index: ProjectIndex, value: Node, ctx: Ctx, depth: int = 0) -> bool:
+def made_by_datasets(index: ProjectIndex, value: Node, ctx: Ctx) -> bool:
     """Whether ``value`` read at ``ctx`` is an object of the ``datasets`` library (see the
-    module docstring); False when its origin is another library, the project, or not decided."""
-    if depth > _MAX_DEPTH:
-        return False
+    module docstring); False when its origin is another library, the project, or not decided
+    (a name followed is a question of the guard of ``dpcheck.pipelines.questions``)."""
     if isinstance(value, Subscript):
-        return made_by_datasets(index, value.value, ctx, depth + 1)
+        return made_by_datasets(index, value.value, ctx)
     if isinstance(value, Name):
         named = index.library_name(value.dotted, ctx)
         if named is not None:
@@ -46,8 +44,9 @@ def made_by_datasets(index: ProjectIndex, value: Node, ctx: Ctx, depth: int = 0)
         binding = index.attribute(value.dotted, ctx)
         if binding is None or binding.kind != "assign" or binding.ir is None or binding.index:
             return False
-        return made_by_datasets(index, binding.ir, replace(binding.ctx, line=binding.line),
-                                depth + 1)
+        bound, where = binding.ir, replace(binding.ctx, line=binding.line)
+        key = ("made-by-datasets", value.dotted, ctx, index.reach)
+        return index.questions.ask(key, lambda: made_by_datasets(index, bound, where), False)
     if isinstance(value, Call):
         callee = value.name
         named = index.library_name(callee, ctx) if callee and not callee.startswith("?.") \
@@ -56,7 +55,7 @@ def made_by_datasets(index: ProjectIndex, value: Node, ctx: Ctx, depth: int = 0)
             return _in_library(named)
         # a method of a datasets object (``splits["train"].map(...)``) returns one of its own
         return value.receiver is not None and index.function(callee or "", ctx) is None \
-            and made_by_datasets(index, value.receiver, ctx, depth + 1)
+            and made_by_datasets(index, value.receiver, ctx)
     return False
 
 

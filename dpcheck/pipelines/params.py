@@ -32,6 +32,7 @@ from dpcheck.pipelines.handwritten import HandwrittenUpdate, mentions_norm
 from dpcheck.pipelines.index import ProjectIndex
 from dpcheck.pipelines.opacus_usage import OpacusUsage
 from dpcheck.pipelines.private_loops import Place, runs_private
+from dpcheck.pipelines.questions import frozen
 from dpcheck.pipelines.run_values import run_values
 from dpcheck.pipelines.sampling.decision import Sampling, loader_dataset
 from dpcheck.pipelines.scope import Ctx
@@ -418,10 +419,9 @@ def _clip_threshold(call: IR) -> Node | None:
     return None if bound is None or isinstance(bound, Num) and bound.value == 1 else bound
 
 
-def _ratio(index: ProjectIndex, ctx: Ctx, ir: IR, depth: int = 0) -> tuple[Ctx, Node, Node] | None:
-    """(where to read, B, N) of a sample rate written ``B / N``, followed through names."""
-    if depth > 8:
-        return None
+def _ratio(index: ProjectIndex, ctx: Ctx, ir: IR) -> tuple[Ctx, Node, Node] | None:
+    """(where to read, B, N) of a sample rate written ``B / N``, followed through names (each a
+    question of the index's memo and cycle guard, ``dpcheck.pipelines.questions``)."""
     ir = node(ir)
     if isinstance(ir, BinOp) and ir.op == "/":
         return ctx, ir.left, ir.right
@@ -429,7 +429,9 @@ def _ratio(index: ProjectIndex, ctx: Ctx, ir: IR, depth: int = 0) -> tuple[Ctx, 
         binding = index.attribute(ir.dotted, ctx)
         if binding is not None and binding.kind in ("assign", "option") and binding.ir \
                 and binding.index is None:
-            return _ratio(index, replace(binding.ctx, line=binding.line), binding.ir, depth + 1)
+            where, bound = replace(binding.ctx, line=binding.line), binding.ir
+            key = ("ratio", frozen(ir), ctx, index.reach)
+            return index.questions.ask(key, lambda: _ratio(index, where, bound), None)
     return None
 
 

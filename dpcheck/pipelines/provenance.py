@@ -14,7 +14,8 @@ point of a small lattice, decided by where the value comes from and never by wha
 * **DATASET** — the training data: what a data library loads or builds (the ``datasets``
   vocabulary: ``torchvision.datasets.*``, ``TensorDataset``, ``load_dataset``, ``np.load`` ...),
   a loader's ``dataset`` (the data loader API's attribute, read on any object whose class is not
-  decided, as tensor methods are), the examples a dataset object exposes (``data_attributes``), a value
+  decided, as tensor methods are), the examples a dataset object exposes (``data_attributes``,
+  ``data_containers``), a value
   whose length sizes a sampling draw (``rand(len(x)) < q``), and the value a sampling mask or
   index set indexes.
 * **BATCH** — a sampled part of the dataset: the dataset indexed by a mask, an index set or a
@@ -60,10 +61,6 @@ from dpcheck.sites.nodes import (
     node,
 )
 
-#: Index ranges a comprehension filters by a sampling mask (``range(n)``, ``np.arange(n)``).
-INDEX_RANGES = frozenset({"range", "arange"})
-#: How many plain assignments a draw is followed through (``u = rand(n); v = u; v < q``).
-MAX_NAME_HOPS = 4
 #: Opacus' ``make_private*`` return ``(module, optimizer, data_loader)``: the private loader.
 PRIVATE_LOADER_POSITION = 2
 
@@ -172,7 +169,8 @@ class Provenance:
         if base in (Origin.LOADER, Origin.UNKNOWN) \
                 and attr in words["loader_attributes"].attributes:
             return Origin.DATASET
-        if base.is_data and attr in words["data_attributes"].attributes:
+        if base.is_data and (attr in words["data_attributes"].attributes
+                             or attr in words["data_containers"].attributes):
             return base
         return Origin.UNKNOWN
 
@@ -346,7 +344,8 @@ class Provenance:
             if binding is not None and binding.kind == "param":
                 return self._passed_mask(binding)
             assigned = binding.assigned() if binding is not None else None
-            return assigned is not None and self.is_mask(*assigned)
+            return assigned is not None and self.index.questions.ask(
+                ("mask", frozen(expr), ctx, self.index.reach), lambda: self.is_mask(*assigned), False)
         if isinstance(expr, Compare):
             found = self.uniform_draw(expr.left, ctx)
             if found is None:
@@ -363,17 +362,23 @@ class Provenance:
             return True
         return self._returns_mask(expr, ctx)
 
-    def uniform_draw(self, expr: Node, ctx: Ctx, depth: int = 0) -> tuple[Call, Ctx] | None:
+    def uniform_draw(self, expr: Node, ctx: Ctx) -> tuple[Call, Ctx] | None:
         """The uniform draw (``np.random.rand(n)``) a value holds and where it is made: the
-        call itself, or the draw a local name was assigned (``u = rand(n); keep = u < q``)."""
+        call itself, or the draw a local name was assigned (``u = rand(n); keep = u < q``),
+        each name followed a question of the memo and cycle guard."""
         expr = node(expr)
         if isinstance(expr, Call):
             return (expr, ctx) if calls_in("uniform_draws", expr, ctx, self.index) else None
-        if not isinstance(expr, Name) or depth > MAX_NAME_HOPS:
+        if not isinstance(expr, Name):
             return None
-        binding = self.index.attribute(expr.dotted, ctx)
-        assigned = binding.assigned() if binding is not None else None
-        return self.uniform_draw(*assigned, depth + 1) if assigned is not None else None
+
+        def followed() -> tuple[Call, Ctx] | None:
+            binding = self.index.attribute(expr.dotted, ctx)
+            assigned = binding.assigned() if binding is not None else None
+            return self.uniform_draw(*assigned) if assigned is not None else None
+
+        return self.index.questions.ask(("uniform-draw", expr.dotted, ctx, self.index.reach),
+                                        followed, None)
 
     def _passed_mask(self, binding: Binding) -> bool:
         """Whether a parameter is a sampling mask: its callers (in the pipeline's reach when
@@ -414,7 +419,8 @@ class Provenance:
         [name], [iterable], [test] = comp.names, comp.iterables, comp.conditions
         if comp.element != ["r", name] or not isinstance(iterable, Call):
             return False
-        return iterable.method in INDEX_RANGES and isinstance(test, Subscript) \
+        return calls_in("index_ranges", iterable, ctx, self.index) \
+            and isinstance(test, Subscript) \
             and test.index == comp.element and self.is_mask(test.value, ctx)
 
     def sizes_a_draw(self, name: str, ctx: Ctx, itself: bool = False) -> bool:

@@ -11,7 +11,8 @@ Where the examples come from is then read from the index set: followed through n
 reads (``lots[t]``: one of a sequence of index sets) and attribute stores (``self.lots =
 ...``) to the project function that returns the index sets (``draws``); the sampling
 analyzer reads that function's draws as it reads any index sampling (a Bernoulli mask is
-Poisson sampling, a permutation cut into fixed-size slices fixed-size batches).
+Poisson sampling, a permutation cut into fixed-size slices fixed-size batches), each name
+followed a question of the memo and cycle guard of ``dpcheck.pipelines.questions``.
 """
 
 from __future__ import annotations
@@ -22,10 +23,6 @@ from dpcheck.pipelines.index import ProjectIndex
 from dpcheck.pipelines.scope import Ctx
 from dpcheck.pipelines.subsets import SUBSETS
 from dpcheck.sites.nodes import Call, Name, Node, Num, Subscript, node
-
-#: How far names, item reads and attribute stores are followed.
-_MAX_DEPTH = 8
-
 
 @dataclass(frozen=True)
 class WholeBatch:
@@ -59,7 +56,7 @@ def whole_batch(index: ProjectIndex, call: Node, ctx: Ctx) -> WholeBatch | None:
     return None
 
 
-def _measured(index: ProjectIndex, size: Node, ctx: Ctx, depth: int = 0) -> Node | None:
+def _measured(index: ProjectIndex, size: Node, ctx: Ctx) -> Node | None:
     """The value whose size ``size`` is (``len(x)``, ``x.shape[0]``, ``x.size(0)``,
     ``x.__len__()``, or a local name bound to one of them), else None."""
     if isinstance(size, Call) and size.name == "len" and len(size.args) == 1:
@@ -71,11 +68,12 @@ def _measured(index: ProjectIndex, size: Node, ctx: Ctx, depth: int = 0) -> Node
     if isinstance(size, Subscript) and isinstance(size.index, Num) and size.index.value == 0 \
             and isinstance(size.value, Name) and size.value.last == "shape" and "." in size.value.dotted:
         return Name(["r", size.value.base])
-    if isinstance(size, Name) and depth < _MAX_DEPTH:
+    if isinstance(size, Name):
         bound = _assigned(index, size, ctx)
         if bound is not None:
             value, where = bound
-            return _measured(index, value, where, depth + 1) if where.scope == ctx.scope else None
+            return index.questions.ask(("measured", size.dotted, ctx, index.reach), lambda: _measured(
+                index, value, where), None) if where.scope == ctx.scope else None
     return None
 
 
@@ -86,14 +84,13 @@ def _is_zero(args: list[Node]) -> bool:
     return isinstance(arg, Num) and arg.value == 0
 
 
-def index_set(index: ProjectIndex, dataset: Node, ctx: Ctx, depth: int = 0) -> tuple[Node, Ctx] | None:
+def index_set(index: ProjectIndex, dataset: Node, ctx: Ctx) -> tuple[Node, Ctx] | None:
     """The index set a dataset value was built from (``Subset(base, indices)``, ``base[indices]``,
     through names) and where it is read, else None."""
-    if depth > _MAX_DEPTH:
-        return None
     if isinstance(dataset, Name):
         bound = _assigned(index, dataset, ctx)
-        return index_set(index, *bound, depth + 1) if bound is not None else None
+        return index.questions.ask(("index-set", dataset.dotted, ctx, index.reach), lambda: index_set(
+            index, *bound), None) if bound is not None else None
     if isinstance(dataset, Call) and dataset.name and not dataset.name.startswith("?.") \
             and index.library_name(dataset.name, ctx) in SUBSETS:
         indices = dataset.argument(1, "indices")
@@ -103,16 +100,15 @@ def index_set(index: ProjectIndex, dataset: Node, ctx: Ctx, depth: int = 0) -> t
     return None
 
 
-def draws(index: ProjectIndex, indices: Node, ctx: Ctx, depth: int = 0) -> Ctx | None:
+def draws(index: ProjectIndex, indices: Node, ctx: Ctx) -> Ctx | None:
     """The project function whose return an index set is taken from (directly, or as one item
     of the sequence of index sets it returns), followed through names and attribute stores."""
-    if depth > _MAX_DEPTH:
-        return None
     if isinstance(indices, Subscript):
-        return draws(index, indices.value, ctx, depth + 1)
+        return draws(index, indices.value, ctx)
     if isinstance(indices, Name):
         bound = _assigned(index, indices, ctx)
-        return draws(index, *bound, depth + 1) if bound is not None else None
+        return index.questions.ask(("draws", indices.dotted, ctx, index.reach), lambda: draws(
+            index, *bound), None) if bound is not None else None
     if isinstance(indices, Call) and indices.name:
         function = index.function(indices.name, ctx)
         if function is not None and not function.scope.endswith(".__init__"):

@@ -9,31 +9,29 @@ a slice ``seq[a:b:c]`` of a sequence of known length (``len(range(L)[a:b:c])``, 
 (``train_idx, valid_idx = idx[k:], idx[:k]``), and names bound to them; an in-place shuffle
 (``np.random.shuffle(indices)``) reorders the sequence and keeps its length. The bounds are
 evaluated by the value evaluator (``len(train_set)`` of a well-known dataset, constants,
-arithmetic). Matched by import-qualified name (``index.library_name``).
+arithmetic). Calls are matched by import-qualified name (``index.library_name``) against the
+framework vocabularies (``index_ranges``, the length-keeping conversions of ``keeps_examples``)
+and the sampler table's permutations (what they permute: an integer n or a sequence).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from dpcheck.pipelines.index import ProjectIndex
+from dpcheck.pipelines.questions import frozen
 from dpcheck.pipelines.scope import Ctx
+from dpcheck.pipelines.vocabulary import calls_in
+from dpcheck.samplers import sampler_table
 from dpcheck.sites.nodes import Call, Const, Name, Node, Seq, Slice, Subscript
 
 if TYPE_CHECKING:
     from dpcheck.pipelines.values import Evaluator
 
 SUBSETS = frozenset({"torch.utils.data.Subset", "torch.utils.data.dataset.Subset"})
-#: Calls whose result has as many items as ``range`` with the same integer arguments.
-RANGES = frozenset({"range", "numpy.arange", "torch.arange"})
-#: Library calls whose result has as many items as their one integer argument.
-COUNTED = frozenset({"torch.randperm", "numpy.random.permutation"})
-#: Library calls whose result has the length of their one sequence argument.
-SAME_LENGTH = frozenset({"list", "tuple", "sorted", "numpy.array", "numpy.asarray",
-                         "torch.tensor", "torch.as_tensor", "numpy.random.permutation"})
-_MAX_DEPTH = 12
 
 
-def subset_size(evaluator: Evaluator, call: Node, ctx: Ctx, depth: int = 0) -> int | None:
+def subset_size(evaluator: Evaluator, call: Node, ctx: Ctx) -> int | None:
     """The number of examples of a ``Subset(dataset, indices)`` call, None when ``call`` is not
     one or its index sequence has no length dpcheck can read."""
     if not isinstance(call, Call) or call.name is None or call.name.startswith("?."):
@@ -41,50 +39,53 @@ def subset_size(evaluator: Evaluator, call: Node, ctx: Ctx, depth: int = 0) -> i
     if evaluator.index.library_name(call.name, ctx) not in SUBSETS:
         return None
     indices = call.argument(1, "indices")
-    return sequence_length(evaluator, indices, ctx, depth + 1) if indices is not None else None
+    return sequence_length(evaluator, indices, ctx) if indices is not None else None
 
 
-def sequence_length(evaluator: Evaluator, value: Node, ctx: Ctx, depth: int = 0) -> int | None:
-    """The length of an index sequence expression (see the module docstring), else None."""
-    if depth > _MAX_DEPTH:
-        return None
+def sequence_length(evaluator: Evaluator, value: Node, ctx: Ctx) -> int | None:
+    """The length of an index sequence expression (see the module docstring), else None. A
+    name, where bindings are followed, is a question of the index's memo and cycle guard
+    (``dpcheck.pipelines.questions``)."""
     if isinstance(value, Seq):
         return len(value.items)
     if isinstance(value, Name):
-        return _bound_length(evaluator, value, ctx, depth)
+        index = evaluator.index
+        key = ("sequence-length", frozen(value), ctx, index.reach,
+               frozenset(evaluator.assumed.items()))
+        return index.questions.ask(key, lambda: _bound_length(evaluator, value, ctx), None)
     if isinstance(value, Subscript) and isinstance(value.index, Slice) and value.index.bounded:
-        whole = sequence_length(evaluator, value.value, ctx, depth + 1)
+        whole = sequence_length(evaluator, value.value, ctx)
         return None if whole is None else _slice_length(evaluator, value.index, whole, ctx)
     if isinstance(value, Call) and value.name is not None and value.args:
         # keywords (dtype=, device=, generator=) do not change a length
-        named = _callee(evaluator, value, ctx)
-        if named in RANGES and len(value.args) <= 3:
+        index = evaluator.index
+        if calls_in("index_ranges", value, ctx, index) and len(value.args) <= 3:
             bounds = [evaluator.value(argument, ctx) for argument in value.args]
             if all(b is not None and float(b.value).is_integer() for b in bounds) \
                     and (len(bounds) < 3 or bounds[-1].value != 0):  # type: ignore[union-attr]
                 return len(range(*(int(b.value) for b in bounds)))  # type: ignore[union-attr]
-        if named in COUNTED and len(value.args) == 1:
-            [counted] = value.args
-            count = evaluator.value(counted, ctx)
+        permuted = _permuted(value, ctx, index)
+        if permuted is not None:
+            count = evaluator.value(permuted, ctx)
             if count is not None and float(count.value).is_integer():
                 return int(count.value)
-        if named in SAME_LENGTH and len(value.args) == 1:
+            return sequence_length(evaluator, permuted, ctx)
+        if len(value.args) == 1 and calls_in("keeps_examples", value, ctx, index):
             [same] = value.args
-            return sequence_length(evaluator, same, ctx, depth + 1)
+            return sequence_length(evaluator, same, ctx)
     return None
 
 
-def _callee(evaluator: Evaluator, call: Call, ctx: Ctx) -> str | None:
-    """The import-qualified name of a call's callee; a builtin (``range``, ``list``) is its own
-    name when the scanned code does not rebind it."""
-    name = call.name or ""
-    named = evaluator.index.library_name(name, ctx)
-    if named is None and "." not in name and evaluator.index.bind(name, ctx) is None:
-        return name
-    return named
+def _permuted(call: Call, ctx: Ctx, index: ProjectIndex) -> Node | None:
+    """What a permutation of the sampler table permutes (an integer n, or a sequence), else None."""
+    qualified = index.library_name(call.name or "", ctx)
+    api = sampler_table().api(qualified) if qualified is not None else None
+    if api is None or api.role != "permutation" or api.population is None:
+        return None
+    return api.population.of(call.args, call.kwargs)  # type: ignore[no-any-return]
 
 
-def _bound_length(evaluator: Evaluator, name: Name, ctx: Ctx, depth: int) -> int | None:
+def _bound_length(evaluator: Evaluator, name: Name, ctx: Ctx) -> int | None:
     """The length of what a name is bound to (an element of an unpacked tuple display too)."""
     binding = evaluator.index.attribute(name.dotted, ctx)
     if binding is None or binding.kind != "assign" or binding.ir is None:
@@ -95,7 +96,7 @@ def _bound_length(evaluator: Evaluator, name: Name, ctx: Ctx, depth: int) -> int
             return None
         bound = bound.items[position]
     where = Ctx(binding.ctx.path, binding.ctx.scope, binding.line)
-    return sequence_length(evaluator, bound, where, depth + 1)
+    return sequence_length(evaluator, bound, where)
 
 
 def _slice_length(evaluator: Evaluator, bounds: Slice, whole: int, ctx: Ctx) -> int | None:

@@ -1,7 +1,8 @@
 """The divisions applied to the noisy (or clipped) sum of a hand-written update, found statement
 by statement: a ``/`` or ``//`` whose dividend carries the noise, a product with a quotient
 (``lr / n * noisy``), ``div``/``true_divide`` calls, a multiplication by a reciprocal
-(``g.mul_(1.0 / lot)``), an augmented division, and a mean over the clipped per-example axis.
+(``g.mul_(1.0 / lot)``), an augmented division, and a mean over the clipped per-example axis
+(the division, product and mean calls: the vocabularies ``divisions``, ``products``, ``means``).
 Each divisor is classified by ``DivisorClassifier`` where the division happens."""
 
 from __future__ import annotations
@@ -13,14 +14,10 @@ from dpcheck.pipelines.divisor import Dep, DivisorClassifier
 from dpcheck.pipelines.handwritten_update import Divisor, HandwrittenUpdate, evidence_span
 from dpcheck.pipelines.scope import Ctx
 from dpcheck.pipelines.taint import arith_flow, noise_marker, touches
+from dpcheck.pipelines.vocabulary import vocabulary
 from dpcheck.sites.ir import IR
 from dpcheck.sites.nodes import Attr, BinOp, Call, Name, Node
 from dpcheck.sites.views import Statement
-
-MEAN_CALLS = frozenset({"mean", "reduce_mean"})
-DIVIDE_CALLS = frozenset({"div", "div_", "true_divide"})
-#: Multiplications by a reciprocal (``g.mul_(1.0 / lot)``) divide by the reciprocal's divisor.
-RECIPROCAL_CALLS = frozenset({"mul", "mul_", "multiply"})
 
 
 class UpdateDivisors:
@@ -49,10 +46,10 @@ class UpdateDivisors:
                         touches(arith_flow(other), tainted) or noise_marker(other)
                     ) and not touches(arith_flow(factor.left), tainted):
                         self.add(ctx, factor.right, span, text, result)
-            elif isinstance(part, Call) and part.method in DIVIDE_CALLS:
+            elif isinstance(part, Call) and part.method in vocabulary()["divisions"].methods:
                 if part.args:
                     self.add(ctx, part.args[-1], span, text, result)
-            elif isinstance(part, Call) and part.method in RECIPROCAL_CALLS:
+            elif isinstance(part, Call) and part.method in vocabulary()["products"].methods:
                 for factor in part.args:
                     if _quotient(factor) and not touches(arith_flow(factor.left), tainted):
                         self.add(ctx, factor.right, span, text, result)
@@ -62,7 +59,7 @@ class UpdateDivisors:
              result: HandwrittenUpdate) -> None:
         """A mean over clipped per-example values divides by the realized batch size."""
         for part in stmt.expr.walk():
-            if isinstance(part, Call) and part.method in MEAN_CALLS:
+            if isinstance(part, Call) and part.method in vocabulary()["means"].methods:
                 callee = part.callee
                 # What the method is called on (``x`` of ``x.mean()``); a plain function name
                 # (``mean(x)``) stands for itself.

@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from importlib import resources
-from typing import Any
+from typing import Any, TypeVar
 
 from dpcheck.model import ParamValue, Span
 from dpcheck.pipelines.binding import Binding
@@ -28,7 +28,7 @@ from dpcheck.pipelines.index import ProjectIndex
 from dpcheck.pipelines.questions import frozen
 from dpcheck.pipelines.scope import Ctx
 from dpcheck.pipelines.subsets import subset_size
-from dpcheck.pipelines.vocabulary import vocabulary
+from dpcheck.pipelines.vocabulary import calls_in, vocabulary
 from dpcheck.sites.ir import IR, dict_item
 from dpcheck.sites.nodes import (
     Attr,
@@ -50,22 +50,16 @@ from dpcheck.sites.nodes import (
 from dpcheck.sites.views import Statement
 
 Number = int | float
+T = TypeVar("T")
 #: The tag of ``ReadAt``: an expression read at another place (a helper's argument in its
 #: caller). Made only inside the evaluator, never stored in a summary.
 READ_AT = ReadAt.TAG
-#: Evaluation depth limit, and the part of it one level of project helper call costs.
-MAX_DEPTH = 24
-HELPER_COST = 6
 _FUNCS = {
     "int": int, "float": float, "round": round, "abs": abs, "math.floor": math.floor,
     "math.ceil": math.ceil, "math.sqrt": math.sqrt, "np.sqrt": math.sqrt, "math.log": math.log,
     "np.log": math.log, "math.exp": math.exp, "np.floor": math.floor, "np.ceil": math.ceil,
     "min": min, "max": max,
 }
-#: Attributes of a dataset object holding one entry per example (their length is the
-#: dataset's). Not the vocabulary's ``data_attributes``: that group also lists containers of the
-#: examples, such as a ``TensorDataset``'s ``tensors`` (a tuple of tensors, not of examples).
-VIEW_ATTRIBUTES = frozenset({"data", "targets", "x", "y", "images", "labels", "features"})
 _OPS = {
     "+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
     "/": lambda a, b: a / b, "//": lambda a, b: a // b, "**": lambda a, b: a**b,
@@ -151,9 +145,12 @@ class Evaluator:
         self.index = index
         self.assumed = dict(assumed or {})
         self._assumed_key = frozenset(self.assumed.items())
+        self._inlined: set[Ctx] = set()  # helpers whose bodies are being evaluated
 
-    def value(self, ir: IR | None, ctx: Ctx, depth: int = 0) -> Value | None:
-        if ir is None or depth > MAX_DEPTH:
+    def value(self, ir: IR | None, ctx: Ctx) -> Value | None:
+        """The number ``ir`` evaluates to at ``ctx`` (None: not decided). A name or helper
+        followed is a question of the memo and cycle guard (``dpcheck.pipelines.questions``)."""
+        if ir is None:
             return None
         expr = node(ir)
         if isinstance(expr, Num) and isinstance(expr.value, (int, float)) \
@@ -162,23 +159,30 @@ class Evaluator:
         if isinstance(expr, Const) and isinstance(expr.value, bool):
             return Value(int(expr.value), "literal", ctx.path, ctx.line)
         if isinstance(expr, Name):
-            binding = self.index.attribute(expr.dotted, ctx)
-            return self.binding(binding, depth) if binding else None
+            return self._ask("value", expr, ctx, lambda: self._named(expr, ctx))
         if isinstance(expr, UnaryOp) and expr.op == "-":
-            inner = self.value(expr.operand, ctx, depth + 1)
+            inner = self.value(expr.operand, ctx)
             return replace(inner, value=-inner.value) if inner else None
         if isinstance(expr, BinOp) and expr.op in _OPS:
-            return self._binop(expr, ctx, depth)
+            return self._binop(expr, ctx)
         if isinstance(expr, Subscript):
-            return self._subscript(expr, ctx, depth)
+            return self._subscript(expr, ctx)
         if isinstance(expr, Call):
-            return self._call(expr, ctx, depth)
+            return self._call(expr, ctx)
         if isinstance(expr, Attr) and isinstance(expr.base, Call):
             option = self.index.parsed_option(expr.base, ctx, expr.attr)
-            return self.binding(option, depth + 1) if option else None
+            return self._ask("value", expr, ctx, lambda: self.binding(option)) if option else None
         if isinstance(expr, ReadAt):
-            return self.value(expr.expr, Ctx(expr.path, expr.scope, expr.line), depth + 1)
+            return self.value(expr.expr, Ctx(expr.path, expr.scope, expr.line))
         return None
+
+    def _ask(self, kind: str, expr: Node, ctx: Ctx, answer: Callable[[], T]) -> T | None:
+        """The answer to the question ``kind`` about ``expr`` read at ``ctx`` (None: unknown)."""
+        key = (kind, frozen(expr), ctx, self.index.reach, self._assumed_key)
+        return self.index.questions.ask(key, answer, None)
+
+    def _named(self, expr: Name, ctx: Ctx) -> Value | None:
+        return self.binding(binding) if (binding := self.index.attribute(expr.dotted, ctx)) else None
 
     def literal(self, ir: IR | None, ctx: Ctx) -> Literal | None:
         """The constant ``ir`` holds under the default configuration: a literal, or a name bound
@@ -252,11 +256,11 @@ class Evaluator:
             runs.append(None if holds is None else holds == (arm == 0))
         return runs
 
-    def binding(self, binding: Binding, depth: int = 0) -> Value | None:
+    def binding(self, binding: Binding) -> Value | None:
         """The value a binding holds (tuple unpacking, option defaults, params)."""
         ir = binding.ir
         if binding.kind == "param":
-            return self._param(binding, depth)
+            return self._param(binding)
         if binding.kind not in ("assign", "option") or ir is None:
             return None
         if binding.kind == "assign" and self.index.mutated(binding):
@@ -266,7 +270,7 @@ class Evaluator:
                 if not isinstance(ir, Seq) or position >= len(ir.items):
                     return None
                 ir = ir.items[position]
-        result = self.value(ir, replace(binding.ctx, line=binding.line), depth + 1)
+        result = self.value(ir, replace(binding.ctx, line=binding.line))
         if result is None:
             return None
         if binding.kind == "option":
@@ -275,25 +279,25 @@ class Evaluator:
             return replace(result, source="constant")
         return result
 
-    def _param(self, binding: Binding, depth: int) -> Value | None:
+    def _param(self, binding: Binding) -> Value | None:
         key = ("param-value", binding.ctx.path, binding.ctx.scope, binding.name, self.index.reach)
-        return self.index.questions.ask(key, lambda: self._passed(binding, depth), None)
+        return self.index.questions.ask(key, lambda: self._passed(binding), None)
 
-    def _passed(self, binding: Binding, depth: int) -> Value | None:
+    def _passed(self, binding: Binding) -> Value | None:
         """What every caller passes for a parameter, if they agree; else its default."""
-        passed = [self.value(arg, where, depth + 1)
+        passed = [self.value(arg, where)
                   for where, arg in self.index.arguments(binding)]
         if passed:
             known = {p.value for p in passed if p is not None}
             if len(known) == 1 and all(p is not None for p in passed):
                 return next(iter(passed))
             return None
-        default = self.value(binding.ir, binding.ctx, depth + 1)
+        default = self.value(binding.ir, binding.ctx)
         return replace(default, source="function-default") if default else None
 
-    def _binop(self, expr: BinOp, ctx: Ctx, depth: int) -> Value | None:
-        left = self.value(expr.left, ctx, depth + 1)
-        right = self.value(expr.right, ctx, depth + 1)
+    def _binop(self, expr: BinOp, ctx: Ctx) -> Value | None:
+        left = self.value(expr.left, ctx)
+        right = self.value(expr.right, ctx)
         if left is None or right is None:
             return None
         try:
@@ -302,22 +306,22 @@ class Evaluator:
             return None
         return Value(number, "derived", ctx.path, ctx.line)
 
-    def _subscript(self, expr: Subscript, ctx: Ctx, depth: int) -> Value | None:
-        found = self.items(expr, ctx, depth)
-        values = [self.value(item, where, depth + 1) for item, where in found or ()]
+    def _subscript(self, expr: Subscript, ctx: Ctx) -> Value | None:
+        found = self.items(expr, ctx)
+        values = [self.value(item, where) for item, where in found or ()]
         first = next(iter(values), None)
         if first is None or any(v is None or v.value != first.value for v in values):
             return None
         return replace(first, source="config")
 
-    def items(self, expr: Subscript, ctx: Ctx, depth: int = 0) -> list[tuple[Node, Ctx]] | None:
+    def items(self, expr: Subscript, ctx: Ctx) -> list[tuple[Node, Ctx]] | None:
         """The expressions the item ``base[key]`` of a dict literal or ``dict(...)`` holds and
         where to read each, one per container the base can be: the base followed through names
         and nested subscripts (``CONFIGS[args.dataset]["sigma"]``), and through a parameter to
         the container every caller passes (a config handed to a constructor); the key a
         constant under the default configuration (a literal, a constant, an option default).
         None when the key or any container is not decided."""
-        containers = self._containers(expr.value, ctx, depth + 1)
+        containers = self._containers(expr.value, ctx)
         key = self.literal(expr.index, ctx) if containers else None
         if not containers or key is None:
             return None
@@ -329,19 +333,21 @@ class Evaluator:
             found.append((node(item), where))
         return found
 
-    def _containers(self, base: Node, ctx: Ctx, depth: int) -> list[tuple[Node, Ctx]] | None:
-        """The containers ``base`` can hold (``items``), each with where to read it."""
-        if depth > MAX_DEPTH:
-            return None
+    def _containers(self, base: Node, ctx: Ctx) -> list[tuple[Node, Ctx]] | None:
+        """The containers ``base`` can hold (``items``), each with where to read it; a name
+        followed is a question of the memo and cycle guard."""
         if isinstance(base, Subscript):
-            return self.items(base, ctx, depth + 1)
+            return self.items(base, ctx)
         if not isinstance(base, Name):
             return [(base, ctx)]
+        return self._ask("containers", base, ctx, lambda: self._named_containers(base, ctx))
+
+    def _named_containers(self, base: Name, ctx: Ctx) -> list[tuple[Node, Ctx]] | None:
         binding = self.index.attribute(base.dotted, ctx)
         if binding is not None and binding.kind == "param":
             found: list[tuple[Node, Ctx]] = []
             for where, arg in self.index.arguments(binding):
-                passed = self._containers(node(arg), where, depth + 1)
+                passed = self._containers(node(arg), where)
                 if passed is None:
                     return None
                 found.extend(passed)
@@ -352,16 +358,16 @@ class Evaluator:
         container, where = assigned
         return [(node(container), where)]
 
-    def _call(self, call: Call, ctx: Ctx, depth: int) -> Value | None:
+    def _call(self, call: Call, ctx: Ctx) -> Value | None:
         name = call.name or ""
         if name == "len" and len(call.args) == 1:
-            return self.dataset_size(call.argument(0), ctx, depth)
+            return self.dataset_size(call.argument(0), ctx)
         func = _FUNCS.get(name)
         if func is None:
-            return self._helper(call, ctx, depth)
+            return self._ask("helper-value", call, ctx, lambda: self._helper(call, ctx))
         if call.kwargs:
             return None
-        args = [self.value(a, ctx, depth + 1) for a in call.args]
+        args = [self.value(a, ctx) for a in call.args]
         if not args or any(a is None for a in args):
             return None
         try:
@@ -370,16 +376,17 @@ class Evaluator:
             return None
         return Value(number, "derived", ctx.path, ctx.line)
 
-    def _helper(self, call: Call, ctx: Ctx, depth: int) -> Value | None:
+    def _helper(self, call: Call, ctx: Ctx) -> Value | None:
         """The number a call of a simple project helper returns: a function (not a method) whose
         body is one ``return`` of an expression of its parameters and constants
         (``return ref_noise / (ref_batch / batch)``), evaluated with the call's arguments, else
-        the parameters' defaults, in place of the parameters. Each helper level costs
-        ``HELPER_COST`` of the evaluation depth, which bounds how deep helpers are followed."""
+        the parameters' defaults, in place of the parameters. Each helper call followed is a
+        question of the memo (``value``); one met again inside its own body (recursion, whose
+        substituted keys never repeat) is a cycle: undecided. Arguments are evaluated first, so
+        ``f(f(2))`` is not one."""
         function = self.index.function(call.name or "", ctx)
         scope = self.index.scope(function) if function is not None else None
-        if function is None or scope is None or scope.owner \
-                or depth + HELPER_COST > MAX_DEPTH:
+        if function is None or scope is None or scope.owner or function in self._inlined:
             return None
         body = [stmt for stmt in scope.statements
                 if not (stmt.kind == "expr" and isinstance(stmt.expr, Str))]
@@ -395,112 +402,114 @@ class Evaluator:
                 if given else \
                 ReadAt([READ_AT, function.path, function.scope, scope.line, param.default]) \
                 if param.default else Opaque(["?", "param"])
-        result = self.value(_substituted(returned.expr, passed), where, depth + HELPER_COST)
+        for given in [*call.args, *call.kwargs.values()]:
+            self.value(given, ctx)  # answered (and kept) before the body opens
+        self._inlined.add(function)
+        try:
+            result = self.value(_substituted(returned.expr, passed), where)
+        finally:
+            self._inlined.discard(function)
         if result is None:
             return None
         return Value(result.value, "derived", ctx.path, ctx.line,
                      f"{call.name}(...) returns it ({function.path}:{returned.line})")
 
-    def _rows(self, tensor: Node, ctx: Ctx, depth: int) -> Value | None:
+    def _rows(self, tensor: Node, ctx: Ctx) -> Value | None:
         """The first dimension of a tensor built with a literal shape (``torch.randn(N, d)``,
         ``torch.zeros((N, d))``): the size of a ``TensorDataset`` over it."""
         if isinstance(tensor, Name):
             binding = self.index.attribute(tensor.dotted, ctx)
             assigned = binding.assigned() if binding is not None else None
-            return None if assigned is None else self._rows(*assigned, depth + 1)
+            return None if assigned is None else self._ask(
+                "rows", tensor, ctx, lambda: self._rows(*assigned))
         if not isinstance(tensor, Call) or not tensor.args \
-                or tensor.method not in TENSOR_FACTORIES:
+                or not calls_in("tensor_factories", tensor, ctx, self.index):
             return None
         shape, *_ = tensor.args
         first = next(iter(shape.items), shape) if isinstance(shape, Seq) else shape
-        rows = self.value(first, ctx, depth + 1)
+        rows = self.value(first, ctx)
         return replace(rows, source="dataset-size") if rows is not None else None
 
-    def dataset_size(self, ir: IR | None, ctx: Ctx, depth: int = 0) -> Value | None:
+    def dataset_size(self, ir: IR | None, ctx: Ctx) -> Value | None:
         """The number of examples of a dataset expression (``len(train_set)``), followed through
         views of it (``train_set.data.flatten(1).float() / 255``), if the dataset is known."""
-        if ir is None or depth > MAX_DEPTH:
+        if ir is None:
             return None
         expr = node(ir)
         if isinstance(expr, BinOp) and not isinstance(expr, Compare):
-            return self.dataset_size(expr.left, ctx, depth + 1)
-        if isinstance(expr, Call) and isinstance(expr.callee, Attr) \
-                and expr.callee.attr in _view_methods():
-            return self.dataset_size(expr.callee.base, ctx, depth + 1)
-        if isinstance(expr, Call) and isinstance(expr.callee, Name) \
-                and expr.callee.last in _view_methods():
-            return self.dataset_size(Name(["r", expr.callee.base or expr.callee.dotted]), ctx,
-                                     depth + 1)
-        if isinstance(expr, Call) and expr.args and expr.method in SAME_LENGTH:
-            return self.dataset_size(expr.argument(0), ctx, depth + 1)
+            return self.dataset_size(expr.left, ctx)
+        views = vocabulary()["keeps_examples"].methods  # x.float(), x.view(n, -1)
+        if isinstance(expr, Call) and isinstance(expr.callee, Attr) and expr.callee.attr in views:
+            return self.dataset_size(expr.callee.base, ctx)
+        if isinstance(expr, Call) and isinstance(expr.callee, Name) and expr.callee.last in views:
+            return self.dataset_size(Name(["r", expr.callee.base or expr.callee.dotted]), ctx)
+        if isinstance(expr, Call) and expr.args \
+                and calls_in("keeps_examples", expr, ctx, self.index):
+            return self.dataset_size(expr.argument(0), ctx)
         if not isinstance(expr, Name):
             return None
+        return self._ask("dataset-size", expr, ctx, lambda: self._named_size(expr, ctx))
+
+    def _named_size(self, expr: Name, ctx: Ctx) -> Value | None:
+        """The number of examples of the dataset a name is bound to (or an attribute of)."""
         base, attr = expr.base, expr.last
         binding = self.index.attribute(expr.dotted, ctx)
-        if binding is None and base and attr in VIEW_ATTRIBUTES:
-            return self.dataset_size(Name(["r", base]), ctx, depth + 1)
+        if binding is None and base and attr in vocabulary()["data_attributes"].attributes:
+            return self.dataset_size(Name(["r", base]), ctx)
         if binding is None or binding.kind != "assign" or binding.ir is None:
             return None
         value = binding.ir
         where = replace(binding.ctx, line=binding.line)
         if binding.index:
-            return self._element_size(value, binding.index, where, depth + 1)
-        if not isinstance(value, Call) or value.method in _view_methods():
-            return self.dataset_size(value, where, depth + 1)
-        subset = subset_size(self, value, where, depth)
+            return self._element_size(value, binding.index, where)
+        if not isinstance(value, Call) or value.method in vocabulary()["keeps_examples"].methods:
+            return self.dataset_size(value, where)
+        subset = subset_size(self, value, where)
         if subset is not None:
             return Value(subset, "dataset-size", where.path, where.line,
                          "the length of the Subset's indices")
         tensor = value.argument(0)
         if value.method == "TensorDataset" and tensor is not None:
-            return self._rows(tensor, where, depth + 1)
-        return _known_size(value, None, where) or self._returned_size(value, (), where, depth)
+            return self._rows(tensor, where)
+        return _known_size(value, None, where) or self._returned_size(value, (), where)
 
-    def _element_size(self, ir: Node, index: tuple[int, ...], ctx: Ctx, depth: int) -> Value | None:
+    def _element_size(self, ir: Node, index: tuple[int, ...], ctx: Ctx) -> Value | None:
         """The number of examples of item ``index`` of the tuple ``ir`` evaluates to, through
         tuple literals, names unpacked from names (``x, y = train`` after ``train, test =
         load_data()``) and the returns of project functions (``(x, y), _ = load_mnist()``)."""
-        if depth > MAX_DEPTH:
-            return None
         if not index:
-            return self.dataset_size(ir, ctx, depth + 1)
+            return self.dataset_size(ir, ctx)
         position, *rest = index
         if isinstance(ir, Seq):
-            return self._element_size(ir.items[position], tuple(rest), ctx, depth + 1) \
+            return self._element_size(ir.items[position], tuple(rest), ctx) \
                 if position < len(ir.items) else None
         if isinstance(ir, Name):
             binding = self.index.attribute(ir.dotted, ctx)
             if binding is None or binding.kind != "assign" or binding.ir is None:
                 return None
-            return self._element_size(binding.ir, (*(binding.index or ()), *index),
-                                      replace(binding.ctx, line=binding.line), depth + 1)
+            bound, where = binding.ir, replace(binding.ctx, line=binding.line)
+            unpacked = (*(binding.index or ()), *index)
+            return self._ask(f"element-size{index}", ir, ctx,
+                             lambda: self._element_size(bound, unpacked, where))
         if not isinstance(ir, Call):
             return None
-        return _known_size(ir, index, ctx) or self._returned_size(ir, index, ctx, depth)
+        return _known_size(ir, index, ctx) or self._returned_size(ir, index, ctx)
 
-    def _returned_size(self, call: Call, index: tuple[int, ...], ctx: Ctx,
-                       depth: int) -> Value | None:
+    def _returned_size(self, call: Call, index: tuple[int, ...], ctx: Ctx) -> Value | None:
         """The number of examples of item ``index`` of what the project function ``call``
         calls returns, when every return agrees."""
         function = self.index.function(call.name or "", ctx)
         if function is None:
             return None
         key = ("returned-size", function, index, self.index.reach)
-        return self.index.questions.ask(key, lambda: self._agreed_size(function, index, depth),
-                                        None)
+        return self.index.questions.ask(key, lambda: self._agreed_size(function, index), None)
 
-    def _agreed_size(self, function: Ctx, index: tuple[int, ...], depth: int) -> Value | None:
-        sizes = [self._element_size(returned, index, where, depth + 1)
+    def _agreed_size(self, function: Ctx, index: tuple[int, ...]) -> Value | None:
+        sizes = [self._element_size(returned, index, where)
                  for returned, where in self.index.returns(function)]
         numbers = {size.value if size is not None else None for size in sizes}
         first = next(iter(sizes), None)
         return first if len(numbers) == 1 and None not in numbers else None
-
-
-def _view_methods() -> frozenset[str]:
-    """Tensor methods that keep a value's examples (``x.float()``, ``x.view(n, -1)``): the
-    vocabulary's ``keeps_examples`` methods."""
-    return vocabulary()["keeps_examples"].methods
 
 
 def _known_size(call: Call, index: tuple[int, ...] | None, ctx: Ctx) -> Value | None:
@@ -535,9 +544,3 @@ def _substituted(part: Any, passed: dict[str, Node]) -> Any:
     if isinstance(part, list):
         return [_substituted(item, passed) for item in part]
     return part
-
-
-TENSOR_FACTORIES = frozenset({"randn", "rand", "zeros", "ones", "empty", "full"})
-#: Conversions that keep the first dimension: ``np.array(x)``, ``tf.convert_to_tensor(x)``.
-SAME_LENGTH = frozenset({"array", "asarray", "convert_to_tensor"})
-

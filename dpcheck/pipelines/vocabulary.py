@@ -20,9 +20,10 @@ from dpcheck.pipelines.scope import Ctx
 from dpcheck.sites.nodes import Call
 from dpcheck.toml import tomllib
 
-GROUPS = ("keeps_examples", "data_attributes", "loader_attributes", "datasets", "loaders",
-          "mask_indices", "counts", "floors", "tensor_factories", "sampling_draws",
-          "bernoulli_draws", "uniform_draws")
+GROUPS = ("keeps_examples", "data_attributes", "data_containers", "loader_attributes",
+          "datasets", "loaders", "mask_indices", "counts", "floors", "tensor_factories",
+          "sampling_draws", "bernoulli_draws", "uniform_draws", "index_ranges", "means",
+          "divisions", "products")
 _KEYS = {"summary": str, "methods": list, "names": list, "builtins": list, "functions": dict}
 
 

@@ -56,3 +56,24 @@ def test_the_batch_or_the_dataset_returned_on_a_flag_is_data(tmp_path: Path) -> 
 def test_a_batch_passed_through_two_functions_stays_a_batch(tmp_path: Path) -> None:
     provenance = _origins(tmp_path)
     assert provenance.origin(["r", "rows"], Ctx("train.py", "size_of", 14)) == Origin.BATCH
+
+
+SWAPPED = '''
+import torch
+
+
+class Masks:
+    def __init__(self, n):
+        self.kept = self.spare
+        self.drawn = torch.rand(n) < 0.01
+
+    def swap(self):
+        self.spare = self.kept
+'''
+
+
+def test_masks_defined_through_each_other_are_no_mask_and_no_crash(tmp_path: Path) -> None:
+    provenance = Provenance(ProjectIndex(make_project(tmp_path, {"train.py": SWAPPED})))
+    at = Ctx("train.py", "Masks.swap", 11)
+    assert provenance.is_mask(["r", "self.drawn"], at)
+    assert not provenance.is_mask(["r", "self.kept"], at)

@@ -47,6 +47,14 @@ for epoch in range(3):
     ("order = np.arange(60000)", "order[::4]", 15000),
     ("", "range(1000, 3500)", 2500),
     ("", "[3, 1, 4, 1, 5]", 5),
+    # conversions keep a length: any of the vocabulary's keeps_examples, builtins too
+    ("order = torch.from_numpy(np.arange(4000))", "order", 4000),
+    ("", "range(len(torch.from_numpy(np.asarray(full.data))) // 2)", 30000),
+    ("", "range(len(sorted(full.targets)) - 100)", 59900),
+    # every attribute holding one entry per example has the dataset's length
+    ("", "range(len(full.inputs) // 3)", 20000),
+    # a permutation of a sequence has the sequence's length
+    ("order = np.random.permutation(list(range(700)))", "order", 700),
 ])
 def test_a_subset_has_as_many_examples_as_its_indices(
         tmp_path: Path, indices: str, chosen: str, size: int) -> None:

@@ -36,8 +36,6 @@ from dpcheck.sites.views import Statement
 #: Calls whose first argument is the loader the loop iterates (with an index, a progress bar,
 #: other sequences alongside).
 _LOOP_WRAPPERS = ("enumerate", "tqdm", "zip")
-#: How many callers up a scope is followed to decide that it runs once.
-_MAX_CALLERS = 8
 
 
 class SamplingAnalyzer:
@@ -98,21 +96,22 @@ class SamplingAnalyzer:
                                 note="the training loops sample in different ways")
         return Sampling(note=NO_SAMPLING)
 
-    def _runs_once(self, ctx: Ctx, entry: Ctx, reached: frozenset[tuple[str, str]],
-                   depth: int = 0) -> bool:
+    def _runs_once(self, ctx: Ctx, entry: Ctx, reached: frozenset[tuple[str, str]]) -> bool:
         """Whether the scope ``ctx`` runs once per run of ``entry``: it is the entry, or its one
-        caller in the pipeline calls it outside any loop and runs once itself."""
+        caller in the pipeline calls it outside any loop and runs once itself (each caller a
+        question of the index's memo and cycle guard, ``dpcheck.pipelines.questions``)."""
         if (ctx.path, ctx.scope) == (entry.path, entry.scope):
             return True
         sites = [w for w, _ in self.index.call_sites(Ctx(ctx.path, ctx.scope))
                  if (w.path, w.scope) in reached]
-        if len(sites) != 1 or depth >= _MAX_CALLERS:
+        if len(sites) != 1:
             return False
         [site] = sites
         scope = self.index.scope(site)
         return scope is not None and any(
             stmt.line == site.line and stmt.loop_depth == 0 for stmt in scope.statements) \
-            and self._runs_once(site, entry, reached, depth + 1)
+            and self.index.questions.ask(("runs-once", site, entry, reached),
+                                         lambda: self._runs_once(site, entry, reached), False)
 
     def _loop(self, loaders: LoaderReader, stmt: Statement, ctx: Ctx,
               trains: bool = False) -> Sampling | None:

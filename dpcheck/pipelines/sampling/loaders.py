@@ -30,6 +30,7 @@ from dpcheck.pipelines.returned import returned_item
 from dpcheck.pipelines.sampling.decision import Sampling, of_scheme, title
 from dpcheck.pipelines.sampling.index_draws import IndexDraws
 from dpcheck.pipelines.sampling.tf_inputs import batch_chain, to_tf_dataset
+from dpcheck.pipelines.questions import frozen
 from dpcheck.pipelines.scope import Ctx
 from dpcheck.pipelines.single_batch import WholeBatch, draws, whole_batch
 from dpcheck.pipelines.values import Evaluator
@@ -43,8 +44,6 @@ SHUFFLE_SAMPLERS = frozenset(tail_name(api.name) for api in sampler_table().apis
                              if api.role == "sampler" and api.kind == "shuffle")
 #: Calls that iterate over a loader unchanged (a progress bar, an index pairing).
 ITERATION_WRAPPERS = frozenset({"tqdm", "enumerate"})
-#: How far a loader expression is followed.
-_MAX_DEPTH = 8
 
 
 class LoaderReader:
@@ -64,75 +63,80 @@ class LoaderReader:
         self.assumed = assumed
         self.reached = reached
         self.private = private
+        self._key = (poisson_default, frozenset(assumed.items()), reached, private)
 
-    def loader(self, expr: Node, ctx: Ctx, depth: int = 0) -> Sampling:
-        """The sampling of a loader expression (followed to the call that built it)."""
-        if depth > _MAX_DEPTH:
-            return Sampling(note="loader chain too long")
+    def loader(self, expr: Node, ctx: Ctx) -> Sampling:
+        """The sampling of a loader expression (followed to the call that built it), a question
+        of the memo and guard of ``dpcheck.pipelines.questions``: never change one in place."""
         expr = node(expr)  # what callers pass for a parameter may be built, not stored
+        key = ("loader", frozen(expr), ctx, self.index.reach, self._key)
+        return self.index.questions.ask(key, lambda: self._loader(expr, ctx), Sampling(
+            note="the loader is defined through itself, or followed past the analysis' limit"))
+
+    def _loader(self, expr: Node, ctx: Ctx) -> Sampling:
         if isinstance(expr, Name):
-            return self._named(expr, ctx, depth)
+            return self._named(expr, ctx)
         item = returned_item(self.index, expr, ctx)
         if item is not None:
-            return self.loader(*item, depth + 1)
+            return self.loader(*item)
         if not isinstance(expr, Call):
             return Sampling(note="loader expression not followed")
-        return self._called(expr, ctx, depth)
+        return self._called(expr, ctx)
 
-    def _named(self, name: Name, ctx: Ctx, depth: int) -> Sampling:
+    def _named(self, name: Name, ctx: Ctx) -> Sampling:
         """The loader a name is bound to: what the callers pass for a parameter (when they
         agree), the value assigned or looped over, the element an unpacking takes of what a
         project helper or ``make_private`` returns."""
         binding = self.index.attribute(name.dotted, ctx)
         if binding is not None and binding.kind == "param":
-            passed = {self.loader(arg, where, depth + 1).kind: (arg, where)
+            passed = {self.loader(arg, where).kind: (arg, where)
                       for where, arg in self._arguments(binding)}
             if len(passed) == 1:
                 _, (arg, where) = passed.popitem()
-                return self.loader(arg, where, depth + 1)
+                return self.loader(arg, where)
         if binding is None or binding.ir is None or binding.kind not in ("assign", "loop"):
             return Sampling(note=f"{name.dotted} is not bound to a loader dpcheck can follow")
         value = binding.ir
         where = replace(binding.ctx, line=binding.line)
         if binding.index and isinstance(value, Call) and value.method in (
                 "make_private", "make_private_with_epsilon"):
-            return self._opacus(value, where, depth)
+            return self._opacus(value, where)
         target = self.index.function(value.name or "", where) \
             if binding.index and isinstance(value, Call) else None
         if target is not None and not target.scope.endswith(".__init__"):
-            return self._returned_loader(target, value.method, depth,
-                                         binding.index, self.index.unpacked_width(binding))
+            return self._returned_loader(target, value.method, binding.index,
+                                         self.index.unpacked_width(binding))
         if binding.index:
             return Sampling(note=f"{name.dotted} is unpacked from an expression not followed")
-        return self.loader(value, where, depth + 1)
+        return self.loader(value, where)
 
-    def _called(self, call: Call, ctx: Ctx, depth: int) -> Sampling:
+    def _called(self, call: Call, ctx: Ctx) -> Sampling:
         """The loader a call makes: an iteration wrapper's argument, a library loader or
         sampler of the table, a tf.data or Hugging Face batching, a project generator or
         helper."""
         tail = call.method
         span = Span(ctx.path, *call.position)
         if tail in ITERATION_WRAPPERS and call.args:
-            return self.loader(next(iter(call.args)), ctx, depth + 1)
+            return self.loader(next(iter(call.args)), ctx)
         inherited = inherited_loader(self.index, call, ctx)
         if inherited is not None:
             return of_scheme("shuffle", [inherited])
         if call.name == "iter" and call.args:
-            return self.loader(next(iter(call.args)), ctx, depth + 1)
+            return self.loader(next(iter(call.args)), ctx)
         api = self.calls.api_of(call, ctx)
         if api is not None and api.loader is not None:  # a wrapper yields its loader's batches
             inner = api.loader.of(list(call.args), call.kwargs)
-            return self.loader(inner, ctx, depth + 1) if inner is not None \
+            return self.loader(inner, ctx) if inner is not None \
                 else Sampling(note=f"{tail}() is given no loader")
         if api is not None and api.sampler_keywords:
-            return self._data_loader(call, ctx, span, depth, api)
+            return self._data_loader(call, ctx, span, api)
         if api is not None and api.role in ("loader", "sampler", "strategy"):
             scheme = self.calls.selected(api, call, ctx)
             return of_scheme(scheme, [Evidence("sampler", span, f"{tail}: {title(scheme)}")],
                              (ctx, call))
         if tail == "BatchMemoryManager":
             inner = call.kwargs.get("data_loader")
-            return self.loader(inner, ctx, depth + 1) if inner else Sampling()
+            return self.loader(inner, ctx) if inner else Sampling()
         if is_to_tf_dataset(self.index, call, ctx):
             return to_tf_dataset(self.calls, call, ctx)
         chained = batch_chain(self.calls, call, ctx) if tail == "batch" else None
@@ -143,7 +147,7 @@ class LoaderReader:
             yielded = yielded_batches(self.index, target, call, ctx)
             if yielded is not None:
                 return self._generator(target, yielded, span)
-            return self._returned_loader(target, tail, depth)
+            return self._returned_loader(target, tail)
         return Sampling(note=f"{tail}() is not a loader dpcheck knows")
 
     def _generator(self, function: Ctx, yielded: Yielded, call: Span) -> Sampling:
@@ -171,7 +175,7 @@ class LoaderReader:
             f"{yielded.note}, drawn {' and '.join(sorted(kinds)) or 'without a sampling draw'}")
         return Sampling(note=why, evidence=evidence)
 
-    def _returned_loader(self, function: Ctx, name: str, depth: int, index: tuple[int, ...] = (),
+    def _returned_loader(self, function: Ctx, name: str, index: tuple[int, ...] = (),
                          width: int | None = None) -> Sampling:
         """The loader a project function returns (``get_loader(...)``, a loader factory's
         closure), or element ``index`` of the tuples it returns, unpacked into ``width`` names
@@ -184,7 +188,7 @@ class LoaderReader:
             runs = evaluator.arms(where, stmt)
             if False in runs:
                 continue
-            found.append(self.loader(value, where, depth + 1))
+            found.append(self.loader(value, where))
             if stmt.loop_depth == 0 and None not in runs:
                 break  # this return always runs: the later ones are unreachable
         kinds = {f.kind for f in found}
@@ -227,8 +231,7 @@ class LoaderReader:
         hot = [(w, a) for w, a in own if (w.path, w.scope, w.line) in self.private]
         return hot or own or passed
 
-    def _data_loader(self, call: Call, ctx: Ctx, span: Span, depth: int,
-                     api: SamplerApi) -> Sampling:
+    def _data_loader(self, call: Call, ctx: Ctx, span: Span, api: SamplerApi) -> Sampling:
         """A loader that takes a sampler (``DataLoader``): the sampler decides, else the
         loader's own shuffle flag."""
         for key in api.sampler_keywords:
@@ -293,7 +296,7 @@ class LoaderReader:
         first, *_ = drawn
         return replace(first, evidence=[served, *first.evidence])
 
-    def _opacus(self, call: Call, ctx: Ctx, depth: int) -> Sampling:
+    def _opacus(self, call: Call, ctx: Ctx) -> Sampling:
         """``make_private``: a Poisson ``DPDataLoader`` in place of the loader passed in with
         ``poisson_sampling`` (Opacus's default), else that loader's own batches."""
         flag = call.kwargs.get("poisson_sampling")
@@ -301,7 +304,7 @@ class LoaderReader:
         poisson = self.poisson_default if flag is None else self.calls.flag(flag, ctx)
         inner = call.kwargs.get("data_loader")
         if poisson:
-            base = self.loader(inner, ctx, depth + 1) if inner is not None else Sampling()
+            base = self.loader(inner, ctx) if inner is not None else Sampling()
             return Sampling("poisson", [Evidence(
                 "sampler", span, "make_private replaces the data loader by a Poisson DPDataLoader"
             )], base.loader or (ctx, call))
@@ -309,7 +312,6 @@ class LoaderReader:
             return Sampling(note="make_private's poisson_sampling is not known")
         if inner is None:
             return Sampling(note="make_private without a data_loader argument")
-        base = self.loader(inner, ctx, depth + 1)
+        base = self.loader(inner, ctx)
         note = "make_private(poisson_sampling=False) keeps the loader's fixed-size batches"
-        base.evidence = [Evidence("sampler", span, note), *base.evidence]
-        return base
+        return replace(base, evidence=[Evidence("sampler", span, note), *base.evidence])

@@ -4,12 +4,11 @@ chains) shares."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from dpcheck.pipelines.index import ProjectIndex
 from dpcheck.pipelines.scope import Ctx
+from dpcheck.pipelines.values import Evaluator
 from dpcheck.samplers import SamplerApi, sampler_table
-from dpcheck.sites.nodes import Call, Const, Name, Node
+from dpcheck.sites.nodes import Call, Node
 
 
 class SamplerCalls:
@@ -52,14 +51,9 @@ class SamplerCalls:
             value = call.args[switch.position]
         return api.kind_for("default" if value is None else self.flag(value, ctx))
 
-    def flag(self, expr: Node, ctx: Ctx, depth: int = 0) -> bool | None:
-        """A boolean literal, or a name holding one (an option default: ``type=`` only parses
-        command-line strings, the default is used as written)."""
-        if isinstance(expr, Const) and isinstance(expr.value, bool):
-            return expr.value
-        binding = self.index.attribute(expr.dotted, ctx) \
-            if isinstance(expr, Name) and depth < 8 else None
-        if binding is None or binding.ir is None or binding.index or binding.kind not in (
-                "assign", "option"):
-            return None
-        return self.flag(binding.ir, replace(binding.ctx, line=binding.line), depth + 1)
+    def flag(self, expr: Node, ctx: Ctx) -> bool | None:
+        """The boolean constant ``expr`` holds under the default configuration (a literal, a
+        name bound to one, an option default: ``type=`` only parses command-line strings, the
+        default is used as written), as the value evaluator reads it; None when not decided."""
+        found = Evaluator(self.index).literal(expr, ctx)
+        return found.value if found is not None and isinstance(found.value, bool) else None

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from dpcheck.model import Mechanism, ParamValue, Pipeline, Role
+from dpcheck.pipelines.vocabulary import vocabulary
 from dpcheck.rules.fixes.fix import FixDefinition, FixSite, NoFix, Outcome, Proposal
 from dpcheck.rules.fixes.syntax import (
     ParsedFile,
@@ -39,8 +40,6 @@ from dpcheck.rules.fixes.syntax import (
 #: Parameter sources that are hyper-parameters: fixed before training, public.
 HYPER_PARAMETER = frozenset({"literal", "constant", "argparse-default", "config",
                              "function-default"})
-#: Calls whose last positional argument divides (``noisy.div_(n)``, ``torch.div(a, n)``).
-DIVIDE_CALLS = frozenset({"div", "div_", "true_divide", "divide"})
 
 
 def _divide_call(node: cst.CSTNode) -> bool:
@@ -49,7 +48,7 @@ def _divide_call(node: cst.CSTNode) -> bool:
         return False
     func = node.func
     name = func.attr if isinstance(func, cst.Attribute) else func
-    return isinstance(name, cst.Name) and name.value in DIVIDE_CALLS
+    return isinstance(name, cst.Name) and name.value in vocabulary()["divisions"].methods
 
 
 Files = Callable[[str], ParsedFile | None]
