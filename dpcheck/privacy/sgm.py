@@ -14,8 +14,8 @@ from typing import Literal
 import numpy as np
 from numpy.typing import ArrayLike
 from scipy.special import ndtr
-from scipy.stats import norm
 
+from dpcheck.privacy._laws import normal_pdf
 from dpcheck.privacy._numerics import (
     FloatArray,
     as_array,
@@ -142,9 +142,9 @@ class PoissonSubsampledGaussianPair:
         with np.errstate(divide="ignore"):
             log_rest = np.log1p(-self.q)
         loss = np.logaddexp(log_rest, np.log(self.q) + self.mu * x - self.mu**2 / 2.0)
-        p_density = norm.pdf(x)
+        p_density = normal_pdf(x)
         variances = []
-        for density in (p_density, (1.0 - self.q) * p_density + self.q * norm.pdf(x - self.mu)):
+        for density in (p_density, (1.0 - self.q) * p_density + self.q * normal_pdf(x - self.mu)):
             w = density / density.sum()
             mean = float(np.sum(w * loss))
             variances.append(float(np.sum(w * (loss - mean) ** 2)))
