@@ -229,7 +229,13 @@ class PrivacyLossDistribution:
             raise ValueError("composing PLDs needs the same interval and the same direction")
         size = self.probs.size + other.probs.size - 1
         n = next_fast_len(size, real=True)
-        conv = irfft(rfft(self.probs, n) * rfft(other.probs, n), n)[:size]
+        spectrum = rfft(self.probs, n)
+        # A square (``self_compose``) transforms once: the same input has the same transform.
+        # Both factors are named, so numpy multiplies out of place, with the same complex
+        # loop (and the same last bits) as for two temporaries; a temporary right factor
+        # would be overwritten in place, by another loop.
+        other_spectrum = spectrum if other is self else rfft(other.probs, n)
+        conv = irfft(spectrum * other_spectrum, n)[:size]
         inf_mass = 1.0 - (1.0 - self.infinity_mass) * (1.0 - other.infinity_mass)
         product = replace(self, offset=self.offset + other.offset, probs=conv, infinity_mass=inf_mass)
         return product._trimmed(TAIL_MASS, floor=ROUNDOFF_FLOOR)
