@@ -20,7 +20,7 @@ from dpcheck.privacy._checks import MIN_SIGMA
 from dpcheck.privacy.clt import clt_mu_poisson
 from dpcheck.privacy.gdp import gdp_delta, gdp_epsilon
 from dpcheck.privacy.rdp import Conversion, poisson_sgm_rdp_delta, poisson_sgm_rdp_epsilon
-from dpcheck.privacy.sgm import poisson_sgm_delta, poisson_sgm_epsilon
+from dpcheck.privacy.sgm import poisson_sgm_delta, poisson_sgm_epsilon, poisson_sgm_epsilon_above
 
 DP_ACCOUNTING_ORDERS: tuple[float, ...] = tuple(
     [1 + x / 10.0 for x in range(1, 100)] + list(range(11, 64)) + [128, 256, 512, 1024]
@@ -52,6 +52,14 @@ class AccountantModel:
             mu = clt_mu_poisson(q, sigma, steps)
             return float(gdp_epsilon(delta, mu)) if math.isfinite(mu) else math.inf
         return poisson_sgm_epsilon(q, sigma, steps, delta)
+
+    def epsilon_above(self, q: float, sigma: float, steps: int, delta: float, threshold: float) -> float:
+        """``epsilon``, or a value above ``threshold`` that it is at least: what a search asking
+        only "is epsilon below the threshold?" needs (the PLD composes its second direction
+        only when the first does not answer; the closed forms are cheap as they are)."""
+        if self.method == "pld":
+            return poisson_sgm_epsilon_above(q, sigma, steps, delta, threshold)
+        return self.epsilon(q, sigma, steps, delta)
 
     def delta(self, q: float, sigma: float, steps: int, epsilon: float) -> float:
         """The delta this accountant gives at ``epsilon``, from the same curve as ``epsilon``."""
@@ -107,7 +115,11 @@ def opacus_sigma(
     tolerance: float = 0.01,
 ) -> float:
     """The sigma ``opacus.accountants.utils.get_noise_multiplier`` returns: double sigma_high
-    from 20 until epsilon <= target, then bisect until target - epsilon(sigma_high) <= tolerance."""
+    from 20 until epsilon <= target, then bisect until target - epsilon(sigma_high) <= tolerance.
+
+    ``epsilon_of(sigma)`` is epsilon, or, where epsilon exceeds the target, any value above the
+    target that epsilon is at least: the search only asks whether epsilon is below the target,
+    and keeps the value only where it is."""
     sigma_low, sigma_high, eps_high = 0.0, 10.0, float("inf")
     while eps_high > target_epsilon:
         sigma_high *= 2.0
@@ -139,4 +151,5 @@ def searched_sigma(accountant: str, version: str | None, target_epsilon: float, 
                    q: float, steps: int) -> float:
     """``opacus_sigma`` with the named accountant, cached per parameter set."""
     model = accountant_model(accountant, version)
-    return opacus_sigma(target_epsilon, delta, q, steps, lambda s: model.epsilon(q, s, steps, delta))
+    return opacus_sigma(target_epsilon, delta, q, steps,
+                        lambda s: model.epsilon_above(q, s, steps, delta, target_epsilon))

@@ -28,9 +28,9 @@ from typing import Callable
 import numpy as np
 from numpy.typing import ArrayLike
 from scipy.special import chdtr, chdtrc, log_ndtr, ndtr
-from scipy.stats import chi2, ncx2
 
 from dpcheck.errors import ParameterError
+from dpcheck.privacy._laws import chi2_isf, chi2_ppf
 from dpcheck.privacy._numerics import FloatArray, bisect_decreasing
 from dpcheck.privacy.gdp import GaussianShiftPair
 from dpcheck.privacy.pld import LossTails
@@ -323,7 +323,7 @@ class _ContractedPair:
         if dof == 0:
             return np.zeros(1)
         z = _QUADRATURE_Z
-        return np.where(z <= 0.0, chi2.ppf(ndtr(z), dof), chi2.isf(ndtr(-z), dof))
+        return np.where(z <= 0.0, chi2_ppf(ndtr(z), dof), chi2_isf(ndtr(-z), dof))
 
     def _weights(self) -> FloatArray:
         return _QUADRATURE_W if self.n > 1 else np.ones(1)
@@ -335,6 +335,8 @@ class _ContractedPair:
                 lambda t: np.exp(chi2_logcdf(t, self.n)),
                 lambda t: -np.expm1(chi2_logcdf(t, self.n)),
             )
+        from scipy.stats import ncx2  # its sf has no public scipy.special form
+
         return (lambda t: ncx2.cdf(t, self.n, lam)), (lambda t: ncx2.sf(t, self.n, lam))
 
     def _r_threshold(self, tau: FloatArray) -> FloatArray:
@@ -421,8 +423,11 @@ class _ContractedPair:
         """The trade-off T(P, Q)(alpha)."""
         if not self.split:
             _, sf = self._dist(self.lam1)
-            ppf = chi2.ppf(alpha, self.n) if self.mu == 0.0 else ncx2.ppf(alpha, self.n, self.lam0)
-            return sf(ppf / self.s**2)
+            if self.mu == 0.0:
+                return sf(chi2_ppf(alpha, self.n) / self.s**2)
+            from scipy.stats import ncx2
+
+            return sf(ncx2.ppf(alpha, self.n, self.lam0) / self.s**2)
         lo, hi = self._loss_bracket()
         tau = solve_monotone(self.alpha, alpha, lo, hi, increasing=False)
         return self.beta(tau)
@@ -431,8 +436,11 @@ class _ContractedPair:
         """The trade-off of the reversed pair T(Q, P)(beta) (roles of the errors swapped)."""
         if not self.split:
             cdf, _ = self._dist(self.lam0)
-            isf = chi2.isf(beta, self.n) if self.mu == 0.0 else ncx2.isf(beta, self.n, self.lam1)
-            return cdf(isf * self.s**2)
+            if self.mu == 0.0:
+                return cdf(chi2_isf(beta, self.n) * self.s**2)
+            from scipy.stats import ncx2
+
+            return cdf(ncx2.isf(beta, self.n, self.lam1) * self.s**2)
         lo, hi = self._loss_bracket()
         tau = solve_monotone(self.beta, beta, lo, hi, increasing=True)
         return self.alpha(tau)

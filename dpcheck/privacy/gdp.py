@@ -12,9 +12,9 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 from scipy.special import log_ndtr, ndtr
-from scipy.stats import norm
 
 from dpcheck.errors import ParameterError
+from dpcheck.privacy._laws import normal_isf
 from dpcheck.privacy._numerics import (
     smallest_nonpositive,
     FloatArray,
@@ -65,7 +65,7 @@ def gaussian_tradeoff(alpha: ArrayLike, mu: float) -> FloatArray | float:
     [1.0, 0.0]
     """
     a = require_alpha(alpha)
-    return scalar_or_array(ndtr(norm.isf(a) - _require_mu(mu)), alpha)
+    return scalar_or_array(ndtr(normal_isf(a) - _require_mu(mu)), alpha)
 
 
 def gdp_log_delta(eps: ArrayLike, mu: float) -> FloatArray | float:

@@ -46,9 +46,9 @@ from typing import Literal, overload
 import numpy as np
 from numpy.typing import ArrayLike
 from scipy.special import ndtr
-from scipy.stats import binom, norm
 
 from dpcheck.errors import ParameterError
+from dpcheck.privacy._laws import normal_isf
 from dpcheck.privacy._numerics import (
     FloatArray,
     as_array,
@@ -134,6 +134,8 @@ def _require_setting(n_records: int, q: float, sigma: float, dim: int) -> tuple[
 def _upper_quantile(n_records: int, q: float, tail: float) -> int:
     """The smallest k with P(Bin(N, q) > k) <= tail, by integer bisection on the survival
     function (``binom.isf`` saturates at N for tails this small)."""
+    from scipy.stats import binom  # its sf has no public scipy.special form
+
     lo, hi = min(math.floor(n_records * q), n_records), n_records
     if binom.sf(lo, n_records, q) <= tail:
         return lo
@@ -145,6 +147,8 @@ def _upper_quantile(n_records: int, q: float, tail: float) -> int:
 
 def _batch_range(n_records: int, q: float) -> tuple[FloatArray, FloatArray, float]:
     """k values, their Bin(N, q) probabilities, and the mass outside the kept range."""
+    from scipy.stats import binom
+
     centre, sd = n_records * q, math.sqrt(n_records * q * (1.0 - q))
     lo = min(math.floor(centre - BINOMIAL_SDS * sd), int(binom.ppf(BINOMIAL_TAIL, n_records, q)))
     hi = max(math.ceil(centre + BINOMIAL_SDS * sd), _upper_quantile(n_records, q, BINOMIAL_TAIL))
@@ -547,7 +551,7 @@ def asgm_witness_tradeoff(alpha: ArrayLike, q: float, sigma: float) -> FloatArra
     a = np.atleast_1d(as_array(alpha))
     q = require_probability("q", q)
     mu = 2.0 / require_positive("sigma", sigma)
-    return q * ndtr(norm.isf(a) - mu) + (1.0 - q) * (1.0 - a)
+    return q * ndtr(normal_isf(a) - mu) + (1.0 - q) * (1.0 - a)
 
 
 def asgm_witness_epsilon(

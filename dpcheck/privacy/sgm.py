@@ -14,8 +14,8 @@ from typing import Literal
 import numpy as np
 from numpy.typing import ArrayLike
 from scipy.special import ndtr
-from scipy.stats import norm
 
+from dpcheck.privacy._laws import normal_pdf
 from dpcheck.privacy._numerics import (
     FloatArray,
     as_array,
@@ -29,7 +29,7 @@ from dpcheck.privacy._numerics import (
     scalar_or_array,
 )
 from dpcheck.privacy.gdp import gaussian_tradeoff, gdp_delta
-from dpcheck.privacy.pld import TwoSidedPLD, compose_both_directions, composed_interval
+from dpcheck.privacy.pld import TwoSidedPLD, compose_both_directions, compose_direction, composed_interval
 from dpcheck.privacy.tradeoff import inverse
 
 Direction = Literal["remove", "add"]
@@ -142,9 +142,9 @@ class PoissonSubsampledGaussianPair:
         with np.errstate(divide="ignore"):
             log_rest = np.log1p(-self.q)
         loss = np.logaddexp(log_rest, np.log(self.q) + self.mu * x - self.mu**2 / 2.0)
-        p_density = norm.pdf(x)
+        p_density = normal_pdf(x)
         variances = []
-        for density in (p_density, (1.0 - self.q) * p_density + self.q * norm.pdf(x - self.mu)):
+        for density in (p_density, (1.0 - self.q) * p_density + self.q * normal_pdf(x - self.mu)):
             w = density / density.sum()
             mean = float(np.sum(w * loss))
             variances.append(float(np.sum(w * (loss - mean) ** 2)))
@@ -310,6 +310,54 @@ def poisson_sgm_epsilon(
     """
     _, upper = sgm_pld(q, sigma, steps, interval)
     return upper.epsilon(require_delta("delta", delta))
+
+
+def poisson_sgm_epsilon_above(q: float, sigma: float, steps: int, delta: float, threshold: float) -> float:
+    """``poisson_sgm_epsilon``, or, as soon as one direction's eps exceeds ``threshold``, that
+    eps: the exact value, or a value above ``threshold`` that the exact one is at least.
+
+    eps is the worse of the remove and add directions, so a question "is eps below the
+    threshold?" is answered by the first direction above it, without composing the other (the
+    sigma search asks it some twenty times). The remove direction goes first, the larger one
+    wherever it was measured (49.97 against 12.14 at q = 0.0102, sigma = 0.372, T = 1960); the
+    order decides only how often the other is skipped, never the value. Where both are
+    composed the value is ``poisson_sgm_epsilon``'s, bit for bit (same grid, same read-out).
+
+    Parameters
+    ----------
+    q : float
+        Poisson sampling rate in (0, 1].
+    sigma : float
+        Noise multiplier, >= 1e-3.
+    steps : int
+        Number of rounds T, >= 1.
+    delta : float
+        Target delta in (0, 1).
+    threshold : float
+        The eps the caller compares with.
+
+    Returns
+    -------
+    float
+        eps at ``delta`` (the pessimistic PLD value), or a value above ``threshold`` that it is
+        at least.
+
+    Examples
+    --------
+    >>> from dpcheck.privacy.sgm import poisson_sgm_epsilon, poisson_sgm_epsilon_above
+    >>> poisson_sgm_epsilon_above(0.01, 1.0, 1000, 1e-5, 5.0) == poisson_sgm_epsilon(0.01, 1.0, 1000, 1e-5)
+    True
+    >>> poisson_sgm_epsilon_above(0.01, 1.0, 1000, 1e-5, 1.0) > 1.0
+    True
+    """
+    pair = PoissonSubsampledGaussianPair(q, sigma)
+    steps = require_steps("steps", steps)
+    d = require_delta("delta", delta)
+    h = composed_interval(steps, pair.loss_variance())
+    first = compose_direction(pair, steps, h).epsilon(d)
+    if first > threshold:
+        return first
+    return max(first, compose_direction(pair.reversed(), steps, h).epsilon(d))
 
 
 def poisson_sgm_delta(

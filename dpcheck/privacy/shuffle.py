@@ -26,9 +26,9 @@ from numpy.typing import ArrayLike
 from scipy.integrate import quad
 from scipy.optimize import minimize_scalar
 from scipy.special import log_ndtr, ndtr
-from scipy.stats import norm
 
 from dpcheck.privacy._checks import require_rounds
+from dpcheck.privacy._laws import normal_isf
 from dpcheck.privacy._numerics import FloatArray, require_alpha, require_positive, require_steps
 
 BERRY_ESSEEN_VAN_BEEK: float = 0.7975
@@ -69,7 +69,7 @@ def f_sub(a: ArrayLike, rounds: int, sigma: float) -> FloatArray:
     mu = 1.0 / require_positive("sigma", sigma)
     with np.errstate(divide="ignore"):
         log_keep = np.log1p(-alpha)
-        threshold = norm.isf(-np.expm1(log_keep / m))
+        threshold = normal_isf(-np.expm1(log_keep / m))
         log_beta = log_ndtr(threshold - mu) + (m - 1) / m * log_keep
     return np.where(alpha >= 1.0, 0.0, np.exp(log_beta))
 

@@ -19,9 +19,9 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.stats import chi2
 
 from dpcheck.errors import ParameterError
+from dpcheck.privacy._laws import chi2_isf, chi2_logsf, chi2_ppf, chi2_sf
 from dpcheck.privacy._numerics import (
     smallest_nonpositive,
     FloatArray,
@@ -60,9 +60,9 @@ class _Ratio:
 def _tradeoff(alpha: FloatArray, m: float, ratio: _Ratio) -> FloatArray:
     """T(N(0, I_m), N(0, s^2 I_m))(alpha): reject when ||x||^2 is small (s < 1) or large (s > 1)."""
     if ratio.e > 0.0:
-        return chi2.sf(chi2.ppf(alpha, m) * (1.0 + ratio.a), m)
+        return chi2_sf(chi2_ppf(alpha, m) * (1.0 + ratio.a), m)
     if ratio.e < 0.0:
-        return np.exp(chi2_logcdf(chi2.isf(alpha, m) * (1.0 + ratio.a), m))
+        return np.exp(chi2_logcdf(chi2_isf(alpha, m) * (1.0 + ratio.a), m))
     return 1.0 - alpha
 
 
@@ -85,7 +85,7 @@ def _log_delta(eps: FloatArray, m: float, ratio: _Ratio) -> FloatArray:
         else:
             inside = np.ones_like(t, dtype=bool)
             t_pos = np.maximum(t, 0.0)
-            log_q, log_p = chi2.logsf(t_pos * scale, m), chi2.logsf(t_pos, m)
+            log_q, log_p = chi2_logsf(t_pos * scale, m), chi2_logsf(t_pos, m)
         out = log_sub_exp(log_q, np.minimum(eps + log_p, log_q))
     return np.where(inside & (log_q > -np.inf), out, -np.inf)
 

@@ -83,6 +83,15 @@ def test_repeated_squaring_equals_sequential_composition() -> None:
     np.testing.assert_allclose(squared.delta(EPS), sequential.delta(EPS), rtol=1e-8, atol=1e-15)
 
 
+def test_a_square_is_the_product_with_an_equal_copy_bit_for_bit() -> None:
+    """Squaring transforms its operand once; the result is the product of two equal operands."""
+    pld = PrivacyLossDistribution.from_pair(PoissonSubsampledGaussianPair(0.02, 0.8), 1e-3)
+    copy = PrivacyLossDistribution(pld.interval, pld.offset, pld.probs.copy(), pld.infinity_mass, pld.pessimistic)
+    square, product = pld.compose(pld), pld.compose(copy)
+    assert np.array_equal(square.probs, product.probs) and square.offset == product.offset
+    assert square.infinity_mass == product.infinity_mass
+
+
 def test_connect_dots_pld_is_a_valid_pair() -> None:
     for pair in (PoissonSubsampledGaussianPair(0.01, 1.0), PoissonSubsampledGaussianPair(0.5, 0.6)):
         for side in (pair, pair.reversed()):
