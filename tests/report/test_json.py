@@ -129,3 +129,18 @@ def test_counters(project: Project, files: int, suppressed: int) -> None:
     result = replace(project.result, files_scanned=files, suppressed=suppressed)
     doc = _strict_loads(render_json(result))
     assert (doc["files_scanned"], doc["suppressed"]) == (files, suppressed)
+
+
+def test_the_report_schema_names_every_mechanism_and_sampling_kind_a_pipeline_can_have() -> None:
+    """The schema's enums are a published contract; a kind added to the model must be added to
+    the schema too, or a valid report fails validation (a balls-and-bins pipeline did)."""
+    import json
+    from pathlib import Path
+
+    from dpcheck.model import Mechanism, SamplingKind
+
+    schema = json.loads((Path(__file__).resolve().parents[2] / "docs" / "report.schema.json")
+                        .read_text("utf-8"))
+    pipeline = schema["$defs"]["pipeline"]["properties"]
+    assert set(pipeline["sampling"]["enum"]) == {kind.value for kind in SamplingKind}
+    assert set(pipeline["mechanism"]["enum"]) == {kind.value for kind in Mechanism}
