@@ -14,16 +14,14 @@ project code.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from dpcheck.pipelines.index import ProjectIndex
+from dpcheck.pipelines.library_objects import maker
 from dpcheck.pipelines.scope import Ctx
-from dpcheck.sites.nodes import Call, Name, Node, Subscript
+from dpcheck.sites.nodes import Call, Node
 
 LIBRARY = "datasets"
 #: The ``datasets.Dataset`` method that batches a dataset for Keras.
 TO_TF_DATASET = "to_tf_dataset"
-_MAX_DEPTH = 8
 
 
 def is_to_tf_dataset(index: ProjectIndex, call: Node, ctx: Ctx) -> bool:
@@ -32,35 +30,7 @@ def is_to_tf_dataset(index: ProjectIndex, call: Node, ctx: Ctx) -> bool:
         and call.receiver is not None and made_by_datasets(index, call.receiver, ctx)
 
 
-def made_by_datasets(index: ProjectIndex, value: Node, ctx: Ctx, depth: int = 0) -> bool:
+def made_by_datasets(index: ProjectIndex, value: Node, ctx: Ctx) -> bool:
     """Whether ``value`` read at ``ctx`` is an object of the ``datasets`` library (see the
     module docstring); False when its origin is another library, the project, or not decided."""
-    if depth > _MAX_DEPTH:
-        return False
-    if isinstance(value, Subscript):
-        return made_by_datasets(index, value.value, ctx, depth + 1)
-    if isinstance(value, Name):
-        named = index.library_name(value.dotted, ctx)
-        if named is not None:
-            return _in_library(named)
-        binding = index.attribute(value.dotted, ctx)
-        if binding is None or binding.kind != "assign" or binding.ir is None or binding.index:
-            return False
-        return made_by_datasets(index, binding.ir, replace(binding.ctx, line=binding.line),
-                                depth + 1)
-    if isinstance(value, Call):
-        callee = value.name
-        named = index.library_name(callee, ctx) if callee and not callee.startswith("?.") \
-            else None
-        if named is not None:
-            return _in_library(named)
-        # a method of a datasets object (``splits["train"].map(...)``) returns one of its own
-        return value.receiver is not None and index.function(callee or "", ctx) is None \
-            and made_by_datasets(index, value.receiver, ctx, depth + 1)
-    return False
-
-
-def _in_library(named: str) -> bool:
-    """Whether an import-qualified name is an object of the ``datasets`` library."""
-    root, _, _ = named.partition(".")
-    return root == LIBRARY
+    return maker(index, value, ctx) == LIBRARY

@@ -27,7 +27,7 @@ from dpcheck.pipelines.calls import argument
 from dpcheck.pipelines.index import ProjectIndex
 from dpcheck.pipelines.questions import frozen
 from dpcheck.pipelines.scope import Ctx
-from dpcheck.pipelines.subsets import subset_size
+from dpcheck.pipelines.subsets import selection_size, split_size
 from dpcheck.pipelines.vocabulary import vocabulary
 from dpcheck.sites.ir import IR, dict_item
 from dpcheck.sites.nodes import (
@@ -433,6 +433,8 @@ class Evaluator:
                                      depth + 1)
         if isinstance(expr, Call) and expr.args and expr.method in SAME_LENGTH:
             return self.dataset_size(expr.argument(0), ctx, depth + 1)
+        if isinstance(expr, Call):
+            return self._selected(expr, ctx, depth)
         if not isinstance(expr, Name):
             return None
         base, attr = expr.base, expr.last
@@ -447,10 +449,9 @@ class Evaluator:
             return self._element_size(value, binding.index, where, depth + 1)
         if not isinstance(value, Call) or value.method in _view_methods():
             return self.dataset_size(value, where, depth + 1)
-        subset = subset_size(self, value, where, depth)
-        if subset is not None:
-            return Value(subset, "dataset-size", where.path, where.line,
-                         "the length of the Subset's indices")
+        selected = self._selected(value, where, depth)
+        if selected is not None:
+            return selected
         tensor = value.argument(0)
         if value.method == "TensorDataset" and tensor is not None:
             return self._rows(tensor, where, depth + 1)
@@ -476,7 +477,19 @@ class Evaluator:
                                       replace(binding.ctx, line=binding.line), depth + 1)
         if not isinstance(ir, Call):
             return None
+        part = split_size(self, ir, position, ctx, depth + 1) if not rest else None
+        if part is not None:
+            return Value(part, "dataset-size", ctx.path, ctx.line,
+                         f"part {position + 1} of the split's lengths")
         return _known_size(ir, index, ctx) or self._returned_size(ir, index, ctx, depth)
+
+    def _selected(self, call: Call, ctx: Ctx, depth: int) -> Value | None:
+        """The number of examples a selection call keeps (``dpcheck.pipelines.subsets``)."""
+        selected = selection_size(self, call, ctx, depth + 1)
+        if selected is None:
+            return None
+        return Value(selected, "dataset-size", ctx.path, ctx.line,
+                     "the examples the selection keeps")
 
     def _returned_size(self, call: Call, index: tuple[int, ...], ctx: Ctx,
                        depth: int) -> Value | None:
