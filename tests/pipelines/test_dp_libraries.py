@@ -47,10 +47,31 @@ def test_the_shipped_table_loads_with_cited_privatizers() -> None:
     ("opacusx.engine", None),
     ("torch.normal", None),
     ("dp_accounting.rdp.RdpAccountant", "dp_accounting"),
+    ("optax.contrib.dpsgd", "optax DP-SGD"),
+    ("optax.contrib.differentially_private_aggregate.update", "optax DP-SGD"),
+    ("optax.adam", None),
+    ("optax.contrib.muon", None),
     (None, None),
 ])
 def test_a_library_is_named_by_its_import_prefix(qualified: str | None, title: str | None) -> None:
     assert dp_libraries().library_of(qualified) == title
+
+
+@pytest.mark.parametrize(("target", "reaches"), [
+    ("optax", True), ("optax.contrib", True), ("optax.contrib.dpsgd", True), ("objax", True),
+    ("opacus.optimizers", True), ("optaxx", False), ("torch", False), ("optax.transforms", False),
+])
+def test_an_import_reaches_a_dp_library_or_a_module_above_a_dp_part(
+        target: str, reaches: bool) -> None:
+    assert dp_libraries().imported(target) is reaches
+
+
+def test_optax_chain_runs_the_update_of_what_it_is_given() -> None:
+    table = dp_libraries()
+    assert table.combinators["optax.chain"] == "update"
+    privatizer = table.privatizer("optax.contrib.differentially_private_aggregate.update")
+    assert privatizer is not None and privatizer.provides == {"clip", "noise"}
+    assert privatizer.divisor(_call("opt.update(grads, state)")) == "realized"
 
 
 def test_dp_optimizer_divides_by_its_argument_unless_the_loss_is_summed() -> None:
@@ -79,6 +100,9 @@ def test_clipped_grad_divides_only_by_a_given_normalize_by() -> None:
     (lambda t: t["privatizers"].append(copy.deepcopy(t["privatizers"][0])), "listed twice"),
     (lambda t: t["libraries"].append({"module": "x"}), "libraries["),
     (lambda t: t.update(schema=2), "schema"),
+    (lambda t: t["combinators"][0].pop("method"), "combinators[0]"),
+    (lambda t: t["combinators"][0].update(method="update()"), "combinators[0]"),
+    (lambda t: t["combinators"][0].update(evidence=[{"line": 1}]), "evidence"),
 ])
 def test_a_malformed_entry_is_an_error_naming_it(change: Any, message: str) -> None:
     table = _shipped()
