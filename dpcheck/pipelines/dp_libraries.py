@@ -78,21 +78,25 @@ class DpLibraries:
     privatizers: dict[str, Privatizer]
     combinators: dict[str, str]
 
-    def imported(self, target: str) -> bool:
-        """Whether an import of ``target`` reaches a DP library: the library or a module of
-        it, or a module above a DP-only part of a general library (``optax`` above
-        ``optax.contrib.dpsgd``)."""
-        return self.library_of(target) is not None \
-            or any(module.startswith(f"{target}.") for module in self.libraries)
+    def parts_below(self, target: str) -> frozenset[str]:
+        """The table's modules below an imported module ``target``: the DP-only parts of a
+        general library its import reaches (``optax.contrib.dpsgd`` below ``optax``)."""
+        return frozenset(module for module in self.libraries if module.startswith(f"{target}."))
 
     def library_of(self, qualified: str | None) -> str | None:
         """The title of the DP library an import-qualified name belongs to, or None."""
+        module = self.module_of(qualified)
+        return self.libraries[module] if module is not None else None
+
+    def module_of(self, qualified: str | None) -> str | None:
+        """The table's module (``opacus``, ``optax.contrib.dpsgd``) an import-qualified name
+        belongs to, or None."""
         if not qualified:
             return None
-        for module, title in self.libraries.items():
+        for module in self.libraries:
             if qualified == module or qualified.startswith(f"{module}.") \
                     or qualified.startswith(f"{module}("):
-                return title
+                return module
         return None
 
     def privatizer(self, qualified: str | None) -> Privatizer | None:

@@ -172,16 +172,41 @@ class StepFinder:
         self._noisy_returns: dict[Ctx, bool] = {}
         self._hooks: frozenset[Ctx] | None = None
         self._dp_imports: dict[str, bool] = {}
+        self._dp_parts: dict[str, frozenset[str]] = {}
 
     def dp_imports(self, path: str) -> bool:
         """Whether the file ``path`` imports a DP library as a library (an import that names a
-        project module, as in the library's own repository, does not count)."""
+        project module, as in the library's own repository, does not count), or a general
+        library with a DP-only part (``import optax``: ``dp_parts``)."""
+        return self._library_imports(path) or bool(self.dp_parts(path))
+
+    def _library_imports(self, path: str) -> bool:
         if path not in self._dp_imports:
             summary = self.index.summary(path)
             self._dp_imports[path] = summary is not None and any(
-                self.table.imported(target) and self.index.module_path(path, target) is None
+                self.table.library_of(target) is not None
+                and self.index.module_path(path, target) is None
                 for target in summary.imports.values() if not target.startswith("."))
         return self._dp_imports[path]
+
+    def dp_parts(self, path: str) -> frozenset[str]:
+        """The DP-only parts of general libraries (``optax.contrib.dpsgd``) below a module the
+        file ``path`` imports as a library."""
+        if path not in self._dp_parts:
+            summary = self.index.summary(path)
+            self._dp_parts[path] = frozenset(
+                part for target in (summary.imports.values() if summary is not None else ())
+                if not target.startswith(".") and self.index.module_path(path, target) is None
+                for part in self.table.parts_below(target))
+        return self._dp_parts[path]
+
+    def _reached(self, qualified: str | None, path: str) -> bool:
+        """Whether a call of ``qualified`` in ``path`` is a call into a DP library the file
+        imports: a DP library when the file imports one, a DP-only part of a general library
+        when the file imports the library."""
+        module = self.table.module_of(qualified)
+        return module is not None and (self._library_imports(path)
+                                       or module in self.dp_parts(path))
 
     def privatizer(self, call: Call, ctx: Ctx) -> Privatizer | None:
         """The library privatizer ``call`` calls, by the callee's import-qualified name
@@ -194,7 +219,7 @@ class StepFinder:
         qualified = self.index.library_name(name, ctx)
         found = self.table.privatizer(qualified)
         if found is not None or qualified is None:
-            return found
+            return found if self._reached(qualified, ctx.path) else None
         made, _, method = qualified.rpartition(".")
         if self.table.combinators.get(made) != method or call.receiver is None:
             return None
@@ -224,7 +249,7 @@ class StepFinder:
             elif isinstance(part, Call) and part.name and not part.name.startswith("?."):
                 callee = self.index.library_name(part.name, where)
                 named = f"{callee}.{method}" if callee is not None else None
-            found = self.table.privatizer(named)
+            found = self.table.privatizer(named) if self._reached(named, where.path) else None
             inner, _, _ = named.rpartition(".") if named is not None else ("", "", "")
             if found is None and self.table.combinators.get(inner) == method:
                 found = self._combined(part, method, where, depth + 1)
@@ -233,12 +258,13 @@ class StepFinder:
         return None
 
     def library(self, call: Call, ctx: Ctx) -> str | None:
-        """The import-qualified name ``call`` calls when it is in a DP library, else None."""
+        """The import-qualified name ``call`` calls when it is in a DP library the file
+        imports (``_reached``), else None."""
         name = call.name
         if not name or name.startswith("?."):
             return None
         qualified = self.index.library_name(name, ctx)
-        return qualified if self.table.library_of(qualified) is not None else None
+        return qualified if self._reached(qualified, ctx.path) else None
 
     def returns_noise(self, function: Ctx, depth: int = 0) -> bool:
         """Whether a return of the project function ``function`` carries a Gaussian draw
