@@ -210,7 +210,8 @@ class PipelineBuilder:
         ``Estimator(model_fn=fn)``, ``app.run(main)``, ``fire.Fire(main)``) or returns (an
         estimator ``input_fn`` factory returns its nested ``input_fn``), and for a module the
         functions a command-line framework runs (``entry_points``), each with the dispatch tests
-        that skip the call under the default configuration (none: the call runs)."""
+        that skip the call under the default configuration (none: the call runs). A call in an
+        ``if`` test is a call of the scope."""
         for where, stmt, node in self.index.calls([ctx]):
             skipped = tuple(Span(where.path, line) for line, runs in self._dispatch(where, stmt)
                             if not runs)
@@ -222,6 +223,14 @@ class PipelineBuilder:
         for where, stmt in self.index.statements([ctx]):
             if stmt.kind == "return" and isinstance(stmt.expr, Name):
                 yield from ((f, ()) for f in self._functions(stmt.expr.dotted, where))
+        # a call in an ``if`` test runs too (``if spent(noise) > target:`` in a search for sigma)
+        scope = self.index.scope(ctx)
+        for line in scope.if_lines if scope is not None else ():
+            test = scope.if_test(line)  # type: ignore[union-attr]
+            for part in test.walk() if test is not None else ():
+                if isinstance(part, Call) and part.name:
+                    yield from ((f, ()) for f in
+                                self._functions(part.name, Ctx(ctx.path, ctx.scope, line)))
         yield from ((f, ()) for f in patched_callees(self.index, ctx))
         if ctx.scope == "<module>":
             yield from ((f, ()) for f in decorated_entries(self.index, ctx.path))

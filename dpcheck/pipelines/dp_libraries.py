@@ -7,10 +7,12 @@ library's ``utilities``, modules that hold no DP code (Opacus' ``validators``: a
 compatibility checks and fixes), a property of the library's entry. A *privatizer* is a
 library API that clips per example, computes per-example gradients or adds Gaussian noise on the
 caller's behalf (objax ``PrivateGradValues``, JAX Privacy's ``clipped_grad`` and privatizers,
-TF-Privacy's ``GaussianSumQuery``, Opacus' ``DPOptimizer`` used without the engine): the
-hand-written update analysis reads a call of one as those steps, with the division the library
-applies (``divides``). The table is validated on load: a malformed entry is a ``DpcheckError``
-naming it, never a silent default.
+TF-Privacy's ``GaussianSumQuery``, Opacus' ``DPOptimizer`` used without the engine, optax's
+``differentially_private_aggregate``): the hand-written update analysis reads a call of one as
+those steps, with the division the library applies (``divides``). A *combinator* is a library
+API whose object runs a method of each object given to it (``optax.chain(dp, adamw).update``):
+a privatizer given to one does its steps through it. The table is validated on load: a
+malformed entry is a ``DpcheckError`` naming it, never a silent default.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ STEPS: frozenset[str] = frozenset({"per-sample", "clip", "noise"})
 DIVISIONS: frozenset[str] = frozenset({"none", "realized", "argument", "argument-unless"})
 _PRIVATIZER_KEYS = {"names", "provides", "divides", "what", "evidence", "argument", "unless"}
 _EVIDENCE_KEYS = {"repository", "commit", "path", "line", "text"}
+_COMBINATOR_KEYS = {"names", "method", "what", "evidence"}
 
 
 @dataclass(frozen=True)
@@ -70,24 +73,37 @@ class Privatizer:
 
 @dataclass(frozen=True)
 class DpLibraries:
-    """The validated table: library import roots (with a title) and privatizers by name."""
+    """The validated table: library import roots (with a title), privatizers by name, and
+    combinators by name with the method they run on each object given to them."""
 
     libraries: dict[str, str]
     privatizers: dict[str, Privatizer]
+    combinators: dict[str, str]
     #: Modules of a DP library that hold no DP code (model-compatibility checks and fixes):
     #: their names are not DP markers.
     utilities: frozenset[str] = frozenset()
 
+    def parts_below(self, target: str) -> frozenset[str]:
+        """The table's modules below an imported module ``target``: the DP-only parts of a
+        general library its import reaches (``optax.contrib.dpsgd`` below ``optax``)."""
+        return frozenset(module for module in self.libraries if module.startswith(f"{target}."))
+
     def library_of(self, qualified: str | None) -> str | None:
         """The title of the DP library an import-qualified name belongs to, or None (also for
         a name in one of the library's ``utilities``)."""
+        module = self.module_of(qualified)
+        return self.libraries[module] if module is not None else None
+
+    def module_of(self, qualified: str | None) -> str | None:
+        """The table's module (``opacus``, ``optax.contrib.dpsgd``) an import-qualified name
+        belongs to, or None (also for a name in one of the library's ``utilities``)."""
         if not qualified or any(qualified == module or qualified.startswith(f"{module}.")
                                 for module in self.utilities):
             return None
-        for module, title in self.libraries.items():
+        for module in self.libraries:
             if qualified == module or qualified.startswith(f"{module}.") \
                     or qualified.startswith(f"{module}("):
-                return title
+                return module
         return None
 
     def privatizer(self, qualified: str | None) -> Privatizer | None:
@@ -138,6 +154,24 @@ def _privatizers(entry: Any, index: int) -> list[Privatizer]:
                        unless_value) for name in names]
 
 
+def _combinators(entry: Any, index: int) -> dict[str, str]:
+    where = f"combinators[{index}]"
+    if not isinstance(entry, dict) or set(entry) != _COMBINATOR_KEYS:
+        raise _fail(where, f"keys must be {sorted(_COMBINATOR_KEYS)}")
+    names, method = entry["names"], entry["method"]
+    if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
+        raise _fail(where, "'names' must be a non-empty list of import-qualified names")
+    if not isinstance(method, str) or not method.isidentifier() \
+            or not isinstance(entry["what"], str):
+        raise _fail(where, "'method' must be a method name and 'what' say what it does")
+    evidence = entry["evidence"]
+    if not isinstance(evidence, list) or not evidence or not all(
+            isinstance(e, dict) and set(e) == _EVIDENCE_KEYS and isinstance(e["line"], int)
+            for e in evidence):
+        raise _fail(where, f"'evidence' must list source lines with keys {sorted(_EVIDENCE_KEYS)}")
+    return {name: method for name in names}
+
+
 def parse_table(data: Any) -> DpLibraries:
     """The validated table from its parsed JSON (``DpcheckError`` naming a bad entry)."""
     if not isinstance(data, dict) or data.get("schema") != 1:
@@ -163,7 +197,10 @@ def parse_table(data: Any) -> DpLibraries:
             if privatizer.name in privatizers:
                 raise _fail(f"privatizers[{index}]", f"{privatizer.name} is listed twice")
             privatizers[privatizer.name] = privatizer
-    return DpLibraries(libraries, privatizers, frozenset(utilities))
+    combinators: dict[str, str] = {}
+    for index, entry in enumerate(data.get("combinators", [])):
+        combinators.update(_combinators(entry, index))
+    return DpLibraries(libraries, privatizers, combinators, frozenset(utilities))
 
 
 @lru_cache(maxsize=1)

@@ -14,11 +14,10 @@ project code.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from dpcheck.pipelines.index import ProjectIndex
+from dpcheck.pipelines.library_objects import maker
 from dpcheck.pipelines.scope import Ctx
-from dpcheck.sites.nodes import Call, Name, Node, Subscript
+from dpcheck.sites.nodes import Call, Node
 
 LIBRARY = "datasets"
 #: The ``datasets.Dataset`` method that batches a dataset for Keras.
@@ -35,31 +34,4 @@ def made_by_datasets(index: ProjectIndex, value: Node, ctx: Ctx) -> bool:
     """Whether ``value`` read at ``ctx`` is an object of the ``datasets`` library (see the
     module docstring); False when its origin is another library, the project, or not decided
     (a name followed is a question of the guard of ``dpcheck.pipelines.questions``)."""
-    if isinstance(value, Subscript):
-        return made_by_datasets(index, value.value, ctx)
-    if isinstance(value, Name):
-        named = index.library_name(value.dotted, ctx)
-        if named is not None:
-            return _in_library(named)
-        binding = index.attribute(value.dotted, ctx)
-        if binding is None or binding.kind != "assign" or binding.ir is None or binding.index:
-            return False
-        bound, where = binding.ir, replace(binding.ctx, line=binding.line)
-        key = ("made-by-datasets", value.dotted, ctx, index.reach)
-        return index.questions.ask(key, lambda: made_by_datasets(index, bound, where), False)
-    if isinstance(value, Call):
-        callee = value.name
-        named = index.library_name(callee, ctx) if callee and not callee.startswith("?.") \
-            else None
-        if named is not None:
-            return _in_library(named)
-        # a method of a datasets object (``splits["train"].map(...)``) returns one of its own
-        return value.receiver is not None and index.function(callee or "", ctx) is None \
-            and made_by_datasets(index, value.receiver, ctx)
-    return False
-
-
-def _in_library(named: str) -> bool:
-    """Whether an import-qualified name is an object of the ``datasets`` library."""
-    root, _, _ = named.partition(".")
-    return root == LIBRARY
+    return maker(index, value, ctx) == LIBRARY

@@ -43,9 +43,11 @@ GRADIENT_ATTRIBUTES = frozenset({"grad", "grad_sample", "grad_batch"})
 PER_SAMPLE_CALLS = frozenset({"vmap", "jacrev", "BatchGrad", "per_sample_grads",
                               "compute_per_sample_gradients", "vectorized_map", "pfor",
                               "jacobian", "batch_jacobian"})
-#: Attributes holding per-sample gradients or norms: Opacus ``grad_sample``, BackPACK
-#: ``grad_batch`` (``BatchGrad``) and ``batch_l2`` (``BatchL2Grad``), ``per_sample_*`` names.
-PER_SAMPLE_NAMES = ("grad_sample", "per_sample", "grad_batch", "batch_l2")
+#: Attributes in which the frameworks keep per-sample gradients or norms: Opacus
+#: ``grad_sample``, BackPACK ``grad_batch`` (``BatchGrad``) and ``batch_l2`` (``BatchL2Grad``).
+#: Matched as attributes (``p.grad_batch``), never inside another name: a count of
+#: ``accumulate_grad_batches`` is a number of micro-batches, not a gradient.
+PER_SAMPLE_ATTRIBUTES = frozenset({"grad_sample", "grad_batch", "batch_l2"})
 GRAD_CALLS = frozenset({"backward", "grad", "value_and_grad", "gradient"})
 
 
@@ -140,7 +142,7 @@ class PerSampleFinder:
         tainted = result.per_sample_names
         where = Ctx(ctx.path, ctx.scope, stmt.line)
         by_privatizer = any("per-sample" in p.provides for _, p in privatizers)
-        seeded = by_privatizer or any(word in r for r in refs for word in PER_SAMPLE_NAMES) \
+        seeded = by_privatizer or any(set(r.split(".")[1:]) & PER_SAMPLE_ATTRIBUTES for r in refs) \
             or any(call.method in PER_SAMPLE_CALLS or _row_norm(call)
                    or self._per_sample_function(call.name, where) for call in calls)
         in_examples = stmt.loop >= 0 and (clip_stmt or any(

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from dpcheck.pipelines.index import ProjectIndex
 from dpcheck.pipelines.scope import Ctx
-from dpcheck.pipelines.subsets import SUBSETS
+from dpcheck.pipelines.vocabulary import vocabulary
 from dpcheck.sites.nodes import Call, Name, Node, Num, Subscript, node
 
 @dataclass(frozen=True)
@@ -91,8 +91,10 @@ def index_set(index: ProjectIndex, dataset: Node, ctx: Ctx) -> tuple[Node, Ctx] 
         bound = _assigned(index, dataset, ctx)
         return index.questions.ask(("index-set", dataset.dotted, ctx, index.reach), lambda: index_set(
             index, *bound), None) if bound is not None else None
-    if isinstance(dataset, Call) and dataset.name and not dataset.name.startswith("?.") \
-            and index.library_name(dataset.name, ctx) in SUBSETS:
+    named = index.library_name(dataset.name, ctx) if isinstance(dataset, Call) \
+        and dataset.name and not dataset.name.startswith("?.") else None
+    if isinstance(dataset, Call) and named is not None \
+            and vocabulary()["selects_indices"].has_library_function(named):
         indices = dataset.argument(1, "indices")
         return (indices, ctx) if indices is not None else None
     if isinstance(dataset, Subscript) and not isinstance(dataset.index, Num):

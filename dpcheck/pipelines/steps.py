@@ -27,7 +27,18 @@ from dpcheck.pipelines.divisor import DivisorClassifier
 from dpcheck.pipelines.dp_libraries import Privatizer, dp_libraries
 from dpcheck.pipelines.index import ProjectIndex
 from dpcheck.pipelines.scope import Ctx
-from dpcheck.sites.nodes import BinOp, Call, Compare, Name, Node, Num, Slice, Subscript, names_in
+from dpcheck.sites.nodes import (
+    BinOp,
+    Call,
+    Compare,
+    Name,
+    Node,
+    Num,
+    Slice,
+    Subscript,
+    names_in,
+    node,
+)
 from dpcheck.sites.views import Scope, Statement
 
 #: Gaussian draws (torch, numpy ``rng.normal``, JAX, TF, ``random.gauss``).
@@ -161,11 +172,16 @@ class StepFinder:
         self._noisy_returns: dict[Ctx, bool] = {}
         self._hooks: frozenset[Ctx] | None = None
         self._dp_imports: dict[str, bool] = {}
+        self._dp_parts: dict[str, frozenset[str]] = {}
 
     def dp_imports(self, path: str) -> bool:
         """Whether the file ``path`` imports a DP library as a library (an import that names a
         project module does not count, unless that module is a DP library bundled in the
-        project: the library's own repository, imported by its examples)."""
+        project: the library's own repository, imported by its examples), or a general library
+        with a DP-only part (``import optax``: ``dp_parts``)."""
+        return self._library_imports(path) or bool(self.dp_parts(path))
+
+    def _library_imports(self, path: str) -> bool:
         if path not in self._dp_imports:
             summary = self.index.summary(path)
             self._dp_imports[path] = summary is not None and any(
@@ -174,21 +190,82 @@ class StepFinder:
                 for target in summary.imports.values() if not target.startswith("."))
         return self._dp_imports[path]
 
+    def dp_parts(self, path: str) -> frozenset[str]:
+        """The DP-only parts of general libraries (``optax.contrib.dpsgd``) below a module the
+        file ``path`` imports as a library."""
+        if path not in self._dp_parts:
+            summary = self.index.summary(path)
+            self._dp_parts[path] = frozenset(
+                part for target in (summary.imports.values() if summary is not None else ())
+                if not target.startswith(".") and self.index.module_path(path, target) is None
+                for part in self.table.parts_below(target))
+        return self._dp_parts[path]
+
+    def _reached(self, qualified: str | None, path: str) -> bool:
+        """Whether a call of ``qualified`` in ``path`` is a call into a DP library the file
+        imports: a DP library when the file imports one, a DP-only part of a general library
+        when the file imports the library."""
+        module = self.table.module_of(qualified)
+        return module is not None and (self._library_imports(path)
+                                       or module in self.dp_parts(path))
+
     def privatizer(self, call: Call, ctx: Ctx) -> Privatizer | None:
         """The library privatizer ``call`` calls, by the callee's import-qualified name
-        (``C()`` when the callee is what a call of ``C`` returned: an instance, a function)."""
-        name = call.name
-        if not name or name.startswith("?."):
-            return None
-        return self.table.privatizer(self.index.library_name(name, ctx))
-
-    def library(self, call: Call, ctx: Ctx) -> str | None:
-        """The import-qualified name ``call`` calls when it is in a DP library, else None."""
+        (``C()`` when the callee is what a call of ``C`` returned: an instance, a function),
+        also through a combinator's method (``opt.update`` after ``opt = optax.chain(dp,
+        adamw)`` runs ``dp.update``)."""
         name = call.name
         if not name or name.startswith("?."):
             return None
         qualified = self.index.library_name(name, ctx)
-        return qualified if self.table.library_of(qualified) is not None else None
+        found = self.table.privatizer(qualified)
+        if found is not None or qualified is None:
+            return found if self._reached(qualified, ctx.path) else None
+        made, _, method = qualified.rpartition(".")
+        if self.table.combinators.get(made) != method or call.receiver is None:
+            return None
+        return self._combined(call.receiver, method, ctx)
+
+    def _combined(self, combined: Node, method: str, ctx: Ctx, depth: int = 0) -> Privatizer | None:
+        """The privatizer among the objects a combinator call was given (``combined`` names
+        it, read at ``ctx``), whose ``method`` the combinator's ``method`` runs."""
+        if depth > MAX_HELPER_DEPTH:
+            return None
+        made = combined
+        where = ctx
+        if isinstance(combined, Name):
+            binding = self.index.attribute(combined.dotted, ctx)
+            assigned = binding.assigned() if binding is not None else None
+            if assigned is None:
+                return None
+            value, where = assigned
+            made = node(value)
+        if not isinstance(made, Call):
+            return None
+        for part in made.args:
+            part = node(part)
+            named: str | None = None
+            if isinstance(part, Name):
+                named = self.index.library_name(f"{part.dotted}.{method}", where)
+            elif isinstance(part, Call) and part.name and not part.name.startswith("?."):
+                callee = self.index.library_name(part.name, where)
+                named = f"{callee}.{method}" if callee is not None else None
+            found = self.table.privatizer(named) if self._reached(named, where.path) else None
+            inner, _, _ = named.rpartition(".") if named is not None else ("", "", "")
+            if found is None and self.table.combinators.get(inner) == method:
+                found = self._combined(part, method, where, depth + 1)
+            if found is not None:
+                return found
+        return None
+
+    def library(self, call: Call, ctx: Ctx) -> str | None:
+        """The import-qualified name ``call`` calls when it is in a DP library the file
+        imports (``_reached``), else None."""
+        name = call.name
+        if not name or name.startswith("?."):
+            return None
+        qualified = self.index.library_name(name, ctx)
+        return qualified if self._reached(qualified, ctx.path) else None
 
     def returns_noise(self, function: Ctx, depth: int = 0) -> bool:
         """Whether a return of the project function ``function`` carries a Gaussian draw

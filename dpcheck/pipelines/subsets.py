@@ -1,7 +1,18 @@
-"""The size of a ``torch.utils.data.Subset``: the length of its index sequence.
+"""The size of a selection of a dataset's examples: what the selection keeps.
 
-``Subset(dataset, indices)`` holds ``len(indices)`` examples, whatever the dataset. The index
-sequence is read for its length only, through what keeps a length: ``range(...)`` and
+Selections are listed by import-qualified name in the vocabulary (``dpcheck/data/vocabulary.toml``),
+methods of library objects by where the object comes from (``library_objects``):
+
+* ``Subset(dataset, indices)``, ``ds.select(indices)`` (``selects_indices``) hold ``len(indices)``
+  examples, whatever the dataset;
+* ``frame.sample(n=K)`` (``samples_count``) holds K rows, ``frame.sample(frac=f)`` round(f * N);
+* part i of ``random_split(dataset, lengths)`` (``splits_lengths``) holds ``lengths[i]``, or with
+  fractions that sum to 1, floor(f_i * N) plus one of the remainder for each of the first parts
+  (how torch spreads it);
+* a method that keeps every example (``keeps_all_examples``: a shuffle, a format, a one-to-one
+  ``map``) holds as many as its object.
+
+The index sequence is read for its length only, through what keeps a length: ``range(...)`` and
 ``arange(...)`` (as many items as ``range`` with those integers), ``randperm(n)`` and
 ``permutation(n)`` (n examples), ``list(...)``/``array(...)`` of a sequence,
 a slice ``seq[a:b:c]`` of a sequence of known length (``len(range(L)[a:b:c])``, so a train split
@@ -16,30 +27,88 @@ and the sampler table's permutations (what they permute: an integer n or a seque
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
 from dpcheck.pipelines.index import ProjectIndex
+from dpcheck.pipelines.library_objects import library_method
 from dpcheck.pipelines.questions import frozen
 from dpcheck.pipelines.scope import Ctx
-from dpcheck.pipelines.vocabulary import calls_in
+from dpcheck.pipelines.vocabulary import calls_in, vocabulary
 from dpcheck.samplers import sampler_table
 from dpcheck.sites.nodes import Call, Const, Name, Node, Seq, Slice, Subscript
 
 if TYPE_CHECKING:
     from dpcheck.pipelines.values import Evaluator
 
-SUBSETS = frozenset({"torch.utils.data.Subset", "torch.utils.data.dataset.Subset"})
+def selection_size(evaluator: Evaluator, call: Node, ctx: Ctx) -> int | None:
+    """The number of examples a selection call keeps (see the module docstring), None when
+    ``call`` is not one or what it keeps cannot be read."""
+    if not isinstance(call, Call) or call.name is None:
+        return None
+    groups = vocabulary()
+    named = evaluator.index.library_name(call.name, ctx) \
+        if not call.name.startswith("?.") else None
+    if named is not None and groups["selects_indices"].has_library_function(named):
+        indices = call.argument(1, "indices")
+        return sequence_length(evaluator, indices, ctx) if indices is not None else None
+    method = library_method(evaluator.index, call, ctx)
+    if method is None or call.receiver is None:
+        return None
+    library, name = method
+    if groups["selects_indices"].has_library_method(library, name):
+        indices = call.argument(0, "indices")
+        return sequence_length(evaluator, indices, ctx) if indices is not None else None
+    if groups["samples_count"].has_library_method(library, name):
+        return _sampled(evaluator, call, call.receiver, ctx)
+    batched = call.kwargs.get("batched")
+    if groups["keeps_all_examples"].has_library_method(library, name) \
+            and not (name == "map" and not (isinstance(batched, Const) and batched.value is False)
+                     and batched is not None):
+        whole = evaluator.dataset_size(call.receiver, ctx)
+        return int(whole.value) if whole is not None else None
+    return None
 
 
-def subset_size(evaluator: Evaluator, call: Node, ctx: Ctx) -> int | None:
-    """The number of examples of a ``Subset(dataset, indices)`` call, None when ``call`` is not
-    one or its index sequence has no length dpcheck can read."""
+def split_size(evaluator: Evaluator, call: Node, part: int, ctx: Ctx) -> int | None:
+    """The number of examples of part ``part`` of a split call (``random_split``), None when
+    ``call`` is not one or its lengths cannot be read."""
     if not isinstance(call, Call) or call.name is None or call.name.startswith("?."):
         return None
-    if evaluator.index.library_name(call.name, ctx) not in SUBSETS:
+    named = evaluator.index.library_name(call.name, ctx)
+    if named is None or not vocabulary()["splits_lengths"].has_library_function(named):
         return None
-    indices = call.argument(1, "indices")
-    return sequence_length(evaluator, indices, ctx) if indices is not None else None
+    lengths = call.argument(1, "lengths")
+    if not isinstance(lengths, Seq) or part >= len(lengths.items):
+        return None
+    found = [evaluator.value(item, ctx) for item in lengths.items]
+    numbers = [f.value for f in found if f is not None]
+    if len(numbers) != len(found):
+        return None
+    total = sum(numbers)
+    if not (math.isclose(total, 1) and total <= 1):
+        counts = [n for n in numbers if float(n).is_integer()]
+        return int(numbers[part]) if len(counts) == len(numbers) else None
+    dataset = call.argument(0, "dataset")
+    whole = evaluator.dataset_size(dataset, ctx) if dataset is not None else None
+    if whole is None:
+        return None
+    sizes = [math.floor(int(whole.value) * fraction) for fraction in numbers]
+    for extra in range(int(whole.value) - sum(sizes)):
+        sizes[extra % len(sizes)] += 1
+    return sizes[part]
+
+
+def _sampled(evaluator: Evaluator, call: Call, table: Node, ctx: Ctx) -> int | None:
+    """The rows ``table.sample(n=K)`` (K) or ``table.sample(frac=f)`` (round(f * rows)) keeps."""
+    count = call.argument(0, "n")
+    if count is not None and not (isinstance(count, Const) and count.value is None):
+        found = evaluator.value(count, ctx)
+        return int(found.value) if found is not None and float(found.value).is_integer() else None
+    fraction = call.argument(1, "frac")
+    share = evaluator.value(fraction, ctx) if fraction is not None else None
+    whole = evaluator.dataset_size(table, ctx) if share is not None else None
+    return round(share.value * whole.value) if share is not None and whole is not None else None
 
 
 def sequence_length(evaluator: Evaluator, value: Node, ctx: Ctx) -> int | None:

@@ -27,7 +27,7 @@ from dpcheck.pipelines.calls import argument
 from dpcheck.pipelines.index import ProjectIndex
 from dpcheck.pipelines.questions import frozen
 from dpcheck.pipelines.scope import Ctx
-from dpcheck.pipelines.subsets import subset_size
+from dpcheck.pipelines.subsets import selection_size, split_size
 from dpcheck.pipelines.vocabulary import calls_in, vocabulary
 from dpcheck.sites.ir import IR, dict_item
 from dpcheck.sites.nodes import (
@@ -446,6 +446,8 @@ class Evaluator:
         if isinstance(expr, Call) and expr.args \
                 and calls_in("keeps_examples", expr, ctx, self.index):
             return self.dataset_size(expr.argument(0), ctx)
+        if isinstance(expr, Call):
+            return self._selected(expr, ctx)
         if not isinstance(expr, Name):
             return None
         return self._ask("dataset-size", expr, ctx, lambda: self._named_size(expr, ctx))
@@ -464,10 +466,9 @@ class Evaluator:
             return self._element_size(value, binding.index, where)
         if not isinstance(value, Call) or value.method in vocabulary()["keeps_examples"].methods:
             return self.dataset_size(value, where)
-        subset = subset_size(self, value, where)
-        if subset is not None:
-            return Value(subset, "dataset-size", where.path, where.line,
-                         "the length of the Subset's indices")
+        selected = self._selected(value, where)
+        if selected is not None:
+            return selected
         tensor = value.argument(0)
         if value.method == "TensorDataset" and tensor is not None:
             return self._rows(tensor, where)
@@ -493,7 +494,19 @@ class Evaluator:
                              lambda: self._element_size(bound, unpacked, where))
         if not isinstance(ir, Call):
             return None
+        part = split_size(self, ir, position, ctx) if not rest else None
+        if part is not None:
+            return Value(part, "dataset-size", ctx.path, ctx.line,
+                         f"part {position + 1} of the split's lengths")
         return _known_size(ir, index, ctx) or self._returned_size(ir, index, ctx)
+
+    def _selected(self, call: Call, ctx: Ctx) -> Value | None:
+        """The number of examples a selection call keeps (``dpcheck.pipelines.subsets``)."""
+        selected = selection_size(self, call, ctx)
+        if selected is None:
+            return None
+        return Value(selected, "dataset-size", ctx.path, ctx.line,
+                     "the examples the selection keeps")
 
     def _returned_size(self, call: Call, index: tuple[int, ...], ctx: Ctx) -> Value | None:
         """The number of examples of item ``index`` of what the project function ``call``

@@ -4,8 +4,10 @@ names, loaded and validated once, and how a call is matched against them.
 A group lists library functions by import-qualified name (a library root and dotted patterns of
 the name's last components, ``*`` standing for one component), the tensor methods it holds
 (matched on values whose class dpcheck cannot decide: a tensor's class is rarely known
-statically), the builtins it holds, and, for attribute groups, attribute names. A project's own
-function never matches: it is analysed as project code.
+statically), the builtins it holds, for attribute groups, attribute names, and the methods of
+objects a library made (``library_methods``: matched by where the object comes from,
+``dpcheck.pipelines.library_objects``). A project's own function never matches: it is analysed
+as project code.
 """
 
 from __future__ import annotations
@@ -23,8 +25,10 @@ from dpcheck.toml import tomllib
 GROUPS = ("keeps_examples", "data_attributes", "data_containers", "loader_attributes",
           "datasets", "loaders", "mask_indices", "counts", "floors", "tensor_factories",
           "sampling_draws", "bernoulli_draws", "uniform_draws", "index_ranges", "means",
-          "divisions", "products")
-_KEYS = {"summary": str, "methods": list, "names": list, "builtins": list, "functions": dict}
+          "divisions", "products", "selects_indices", "samples_count", "splits_lengths",
+          "keeps_all_examples")
+_KEYS = {"summary": str, "methods": list, "names": list, "builtins": list, "functions": dict,
+         "library_methods": dict}
 
 
 @dataclass(frozen=True)
@@ -37,6 +41,8 @@ class Group:
     methods: frozenset[str]
     builtins: frozenset[str]
     attributes: frozenset[str]
+    #: Methods of objects a library made, by library root (``datasets``: ``select``).
+    library_methods: dict[str, frozenset[str]]
 
     def has_library_function(self, qualified: str) -> bool:
         """Whether the import-qualified name ``qualified`` is one of the group's functions."""
@@ -45,6 +51,10 @@ class Group:
         return any(len(pattern) <= len(parts) and all(
             want in ("*", got) for want, got in zip(pattern, parts[len(parts) - len(pattern):]))
             for pattern in self.functions.get(root, ()))
+
+    def has_library_method(self, library: str, method: str) -> bool:
+        """Whether ``method`` called on an object the library ``library`` made is in the group."""
+        return method in self.library_methods.get(library, frozenset())
 
 
 @lru_cache(maxsize=1)
@@ -80,8 +90,15 @@ def parse_vocabulary(data: dict[str, Any], source: str) -> dict[str, Group]:
             if not all(isinstance(v, str) and v.isidentifier() for v in values):
                 raise DpcheckError(f"{source}: [{name}] {key} must list identifiers")
             lists[key] = frozenset(values)
+        methods: dict[str, frozenset[str]] = {}
+        for root, names in entry.get("library_methods", {}).items():
+            if not isinstance(names, list) or not all(isinstance(n, str) and n.isidentifier()
+                                                      for n in names):
+                raise DpcheckError(f"{source}: [{name}.library_methods] {root} must list "
+                                   "identifiers")
+            methods[root] = frozenset(names)
         groups[name] = Group(name, entry["summary"], functions, lists["methods"],
-                             lists["builtins"], lists["names"])
+                             lists["builtins"], lists["names"], methods)
     return groups
 
 

@@ -54,6 +54,9 @@ def test_the_shipped_catalog_loads_and_names_the_known_dp_libraries() -> None:
     ("dp_accounting.pld.pld_privacy_accountant.PLDAccountant", ACCOUNTANT_ROLES, "constructor",
      "dp-accounting-pld"),
     ("prv_accountant.Accountant", ACCOUNTANT_ROLES, "constructor", "prv-accountant"),
+    ("objax.privacy.dpsgd.analyze_dp", ACCOUNTANT_ROLES, "compute", "objax-rdp"),
+    ("objax.privacy.dpsgd.privacyaccountant.analyze_renyi", ACCOUNTANT_ROLES, "compute",
+     "objax-rdp"),
     ("opacus.PrivacyEngine.make_private", ENGINE_ROLES, "entry", None),
     ("tensorflow_privacy.DPKerasSGDOptimizer", ENGINE_ROLES, "optimizer", None),
     ("privacy.optimizers.dp_optimizer.DPGradientDescentGaussianOptimizer", ENGINE_ROLES,
@@ -69,6 +72,7 @@ def test_a_qualified_name_matches_by_root_and_last_components(
     # the same last components under another root: another library's API, not this one
     ("jax_privacy.keras_api.make_private", ENGINE_ROLES),
     ("mylib.accountants.RDPAccountant", ACCOUNTANT_ROLES),
+    ("objax.analyze_dp", ACCOUNTANT_ROLES),
     # the root without the object's own name
     ("opacus.accountants", ACCOUNTANT_ROLES),
     # `privacy` (TF-Privacy's first package name) only with its module path: a generic root

@@ -47,10 +47,35 @@ def test_the_shipped_table_loads_with_cited_privatizers() -> None:
     ("opacusx.engine", None),
     ("torch.normal", None),
     ("dp_accounting.rdp.RdpAccountant", "dp_accounting"),
+    ("optax.contrib.dpsgd", "optax DP-SGD"),
+    ("optax.contrib.differentially_private_aggregate.update", "optax DP-SGD"),
+    ("optax.adam", None),
+    ("optax.contrib.muon", None),
     (None, None),
 ])
 def test_a_library_is_named_by_its_import_prefix(qualified: str | None, title: str | None) -> None:
     assert dp_libraries().library_of(qualified) == title
+
+
+DP_AGGREGATE = "optax.contrib.differentially_private_aggregate"
+
+
+@pytest.mark.parametrize(("target", "parts"), [
+    ("optax", {DP_AGGREGATE, "optax.contrib.dpsgd"}),
+    ("optax.contrib", {DP_AGGREGATE, "optax.contrib.dpsgd"}),
+    ("optax.contrib.dpsgd", set()), ("objax", {"objax.privacy"}), ("optaxx", set()),
+    ("torch", set()), ("optax.transforms", set()),
+])
+def test_an_import_of_a_general_library_reaches_its_dp_parts(target: str, parts: set[str]) -> None:
+    assert dp_libraries().parts_below(target) == parts
+
+
+def test_optax_chain_runs_the_update_of_what_it_is_given() -> None:
+    table = dp_libraries()
+    assert table.combinators["optax.chain"] == "update"
+    privatizer = table.privatizer("optax.contrib.differentially_private_aggregate.update")
+    assert privatizer is not None and privatizer.provides == {"clip", "noise"}
+    assert privatizer.divisor(_call("opt.update(grads, state)")) == "realized"
 
 
 def test_dp_optimizer_divides_by_its_argument_unless_the_loss_is_summed() -> None:
@@ -89,6 +114,9 @@ def test_a_library_utility_is_not_a_dp_marker() -> None:
     (lambda t: t["libraries"].append({"module": "x", "title": "X", "utilities": ["y.z"]}),
      "'utilities' must list modules inside 'x'"),
     (lambda t: t.update(schema=2), "schema"),
+    (lambda t: t["combinators"][0].pop("method"), "combinators[0]"),
+    (lambda t: t["combinators"][0].update(method="update()"), "combinators[0]"),
+    (lambda t: t["combinators"][0].update(evidence=[{"line": 1}]), "evidence"),
 ])
 def test_a_malformed_entry_is_an_error_naming_it(change: Any, message: str) -> None:
     table = _shipped()
