@@ -24,7 +24,10 @@ GUARANTEES: frozenset[str] = frozenset({"poisson", "deterministic-batches", "sub
 WITNESSES: frozenset[str] = frozenset({"none", "deterministic-batches", "max-statistic-fixed-size",
                                        "max-statistic-zero-others"})
 SAMPLINGS: frozenset[str] = frozenset({"poisson", "shuffle", "balls-and-bins"})
-ROLES: frozenset[str] = frozenset({"sampler", "loader", "permutation", "draw", "strategy"})
+ROLES: frozenset[str] = frozenset({"sampler", "loader", "permutation", "draw", "strategy", "batching"})
+#: Roles whose batches take their kind from another object (no kind of their own): a permutation
+#: is shuffled by what cuts it, a batching wrapper has the kind of the sampler it wraps.
+KINDLESS_ROLES: frozenset[str] = frozenset({"permutation", "batching"})
 UNKNOWN = "unknown"
 
 
@@ -89,6 +92,7 @@ class SamplerApi:
     method: str | None = None
     population: Argument | None = None
     size: Argument | None = None
+    wraps: Argument | None = None
 
     def kind_for(self, value: bool | None | str) -> str:
         """The kind this call selects: ``value`` is the switch's resolved literal (None when
@@ -156,8 +160,9 @@ def _api(name: str, entry: dict[str, Any], kinds: dict[str, SamplerKind]) -> Sam
     if role not in ROLES:
         raise DpcheckError(f"samplers.json: {where}: 'role' must be one of {sorted(ROLES)}, got {role!r}")
     kind = entry.get("kind")
-    if (kind is None) != (role == "permutation") or (kind is not None and kind not in kinds):
-        raise DpcheckError(f"samplers.json: {where}: 'kind' must name a kind (a permutation has none), got {kind!r}")
+    if (kind is None) != (role in KINDLESS_ROLES) or (kind is not None and kind not in kinds):
+        raise DpcheckError(f"samplers.json: {where}: 'kind' must name a kind (a permutation and a batching "
+                           f"wrapper have none), got {kind!r}")
     switch = None
     if "switch" in entry:
         raw = entry["switch"]
@@ -176,18 +181,22 @@ def _api(name: str, entry: dict[str, Any], kinds: dict[str, SamplerKind]) -> Sam
     if (method is None) != (role != "strategy") or (method is not None and not isinstance(method, str)):
         raise DpcheckError(f"samplers.json: {where}: a strategy (and only a strategy) names the 'method' that "
                            "yields its batches")
-    extra = set(entry) - {"role", "kind", "switch", "sampler_keywords", "method", "population", "size"}
+    if ("wraps" in entry) != (role == "batching"):
+        raise DpcheckError(f"samplers.json: {where}: a batching wrapper (and only one) names the argument "
+                           "it 'wraps'")
+    extra = set(entry) - {"role", "kind", "switch", "sampler_keywords", "method", "population", "size",
+                          "wraps"}
     if extra:
         raise DpcheckError(f"samplers.json: {where}: unknown keys {sorted(extra)}")
     arguments = {}
-    for key in ("population", "size"):
+    for key in ("population", "size", "wraps"):
         if key in entry:
             raw = _require(entry, key, dict, where)
             arguments[key] = Argument(_require(raw, "keyword", str, f"{where} {key}"),
                                       _require(raw, "position", int, f"{where} {key}"),
                                       raw.get("min_args", 0) if isinstance(raw.get("min_args", 0), int) else 0)
     return SamplerApi(name, role, kind, switch, tuple(keywords), method, arguments.get("population"),
-                      arguments.get("size"))
+                      arguments.get("size"), arguments.get("wraps"))
 
 
 def parse_table(data: dict[str, Any]) -> SamplerTable:
