@@ -11,7 +11,11 @@ The library is not read, so which methods it calls back is not known statically.
 therefore: a method inherited from a library class (import-qualified, ``NamesMixin.library_name``)
 that is called on an instance of a project subclass of it reaches every method the project
 classes of that instance define below the library base. They are the project's own code, and
-only the project's classes are read, never the library's. An instance of such a subclass passed
+only the project's classes are read, never the library's. The methods named for evaluation
+(``evaluate``, ``on_evaluate``, ``validation_step``: the names the sampling analysis already
+leaves out, ``EVAL_NAME``) are left out: the library runs them on held-out data, outside the
+private training, and their calls (a loader helper called with ``dp=False``) would otherwise
+be read as the training's. An instance of such a subclass passed
 as an argument to a library call (``callbacks=[ledger]`` to the trainer's constructor) is kept
 by the library and called back in the same way, so it reaches its methods too. A method the
 project defines itself is an ordinary project call (``PipelineBuilder._callees``), not a callback.
@@ -22,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from dpcheck.pipelines.index import ProjectIndex
+from dpcheck.pipelines.sampling.decision import EVAL_NAME
 from dpcheck.pipelines.scope import Ctx
 from dpcheck.sites.nodes import Attr, Call, Name, Node, Seq
 
@@ -48,14 +53,15 @@ def called_back(index: ProjectIndex, call: Call, where: Ctx) -> Iterator[Ctx]:
 
 def own_methods(index: ProjectIndex, cls: Ctx) -> Iterator[Ctx]:
     """The methods defined in the body of ``cls`` and of its project bases (not the library's:
-    they are not read)."""
+    they are not read), except those named for evaluation."""
     for found in _project_classes(index, cls, 0):
         summary = index.summary(found.path)
         if summary is None:
             continue
         for qual, scope in summary.scopes.items():
-            parent, _, _ = qual.rpartition(".")
-            if scope.owner == found.scope and parent == found.scope:
+            parent, _, name = qual.rpartition(".")
+            if scope.owner == found.scope and parent == found.scope \
+                    and not EVAL_NAME.search(name):
                 yield Ctx(found.path, qual)
 
 

@@ -46,6 +46,9 @@ class Mine(Base):
     def fit(self):
         return self.training_step(None, {})
 
+    def evaluate(self, eval_dataset=None):
+        return None
+
 
 class NotLibrary(OwnTrainer):
     def training_step(self, model, inputs):
@@ -81,6 +84,7 @@ def _called_back(index: ProjectIndex, scope: str, name: str, path: str = "t.py")
 
 def test_a_library_method_on_a_subclass_instance_reaches_every_method_of_its_project_classes(
         tmp_path: Path) -> None:
+    """All but the one named for evaluation, which runs on held-out data."""
     index = _index(tmp_path, {"t.py": TRAINER, "local.py": LOCAL})
     assert _called_back(index, "main", "trainer.train") == {
         "Mine.__init__", "Mine.training_step", "Mine.fit", "Base.create_optimizer"}
@@ -279,3 +283,38 @@ def test_an_attribute_of_a_stored_parameter_defaulting_to_none_reads_the_callers
     index = _index(tmp_path, {"t.py": ATTRIBUTES, "local.py": LOCAL})
     stored = index.attribute("self.config.batch", Ctx("t.py", "Stored.size", 21))
     assert stored is not None and stored.ir == Num(["n", 64])
+
+
+HELPER_CALLED_TWICE = '''
+from opacus.utils.uniform_sampler import UniformWithReplacementSampler
+from torch.utils.data import DataLoader
+
+
+def make_loader(data, private):
+    if not private:
+        return DataLoader(data, batch_size=64, shuffle=True)
+    return DataLoader(data, batch_sampler=UniformWithReplacementSampler(
+        num_samples=len(data), sample_rate=0.01))
+
+
+def held_out(data, model):
+    for batch in make_loader(data, private=False):
+        model(batch)
+
+
+def train(data, model, optimizer, use_dp):
+    if use_dp:
+        for batch in make_loader(data, private=use_dp):
+            model(batch).sum().backward()
+            optimizer.step()
+'''
+
+
+def test_a_helper_loader_is_read_with_the_truth_its_call_passes(tmp_path: Path) -> None:
+    """Another caller in the same reach passing the opposite flag (an evaluation) does not
+    make the training call's loader undecided."""
+    index = _index(tmp_path, {"h.py": HELPER_CALLED_TWICE})
+    assumed = {("h.py", "train", "use_dp"): True}
+    scopes = [Ctx("h.py", "train"), Ctx("h.py", "held_out"), Ctx("h.py", "make_loader")]
+    sampling = SamplingAnalyzer(index, None, assumed).analyze(scopes)
+    assert (sampling.kind, sampling.sampler) == ("poisson", "poisson"), sampling.evidence

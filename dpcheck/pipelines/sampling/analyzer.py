@@ -105,8 +105,8 @@ class SamplingAnalyzer:
         """The loaders a library's own training loop iterates: a library method called on an
         instance of a project subclass (``trainer.train()``, ``dpcheck.pipelines.callbacks``)
         runs the base's loop over the loader that a method of the subclass builds and returns
-        (the library calls it back). Each method of the subclass returning a loader counts,
-        except one named for evaluation."""
+        (the library calls it back). Each method of the subclass returning a loader counts
+        (``own_methods`` leaves out those named for evaluation)."""
         seen: set[Ctx] = set()
         for where, _, call in self.index.calls(scopes):
             cls = library_receiver(self.index, call, where)
@@ -115,8 +115,6 @@ class SamplingAnalyzer:
             seen.add(cls)
             for method in own_methods(self.index, cls):
                 name = tail_name(method.scope)
-                if EVAL_NAME.search(name):
-                    continue
                 found = loaders.returned_loader(method, name, 0)
                 if found.kind != "unknown":
                     yield replace(found, evidence=[*found.evidence, Evidence(

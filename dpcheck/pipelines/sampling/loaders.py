@@ -19,6 +19,7 @@ from dataclasses import replace
 
 from dpcheck.model import Evidence, Span
 from dpcheck.pipelines.binding import Binding
+from dpcheck.pipelines.calls import argument
 from dpcheck.pipelines.generators import Yielded, yielded_batches
 from dpcheck.pipelines.guards import Guards
 from dpcheck.pipelines.hf_datasets import is_to_tf_dataset
@@ -96,8 +97,8 @@ class LoaderReader:
         target = self.index.function(value.name or "", where) \
             if binding.index and isinstance(value, Call) else None
         if target is not None and not target.scope.endswith(".__init__"):
-            return self.returned_loader(target, value.method, depth,
-                                         binding.index, self.index.unpacked_width(binding))
+            return self.returned_loader(target, value.method, depth, binding.index,
+                                        self.index.unpacked_width(binding), (value, where))
         if binding.index:
             return Sampling(note=f"{name.dotted} is unpacked from an expression not followed")
         return self.loader(value, where, depth + 1)
@@ -135,7 +136,7 @@ class LoaderReader:
             yielded = yielded_batches(self.index, target, call, ctx)
             if yielded is not None:
                 return self._generator(target, yielded, span)
-            return self.returned_loader(target, tail, depth)
+            return self.returned_loader(target, tail, depth, called=(call, ctx))
         return Sampling(note=f"{tail}() is not a loader dpcheck knows")
 
     def _generator(self, function: Ctx, yielded: Yielded, call: Span) -> Sampling:
@@ -164,13 +165,17 @@ class LoaderReader:
         return Sampling(note=why, evidence=evidence)
 
     def returned_loader(self, function: Ctx, name: str, depth: int, index: tuple[int, ...] = (),
-                         width: int | None = None) -> Sampling:
+                        width: int | None = None,
+                        called: tuple[Call, Ctx] | None = None) -> Sampling:
         """The loader a project function returns (``get_loader(...)``, a loader factory's
         closure), or element ``index`` of the tuples it returns, unpacked into ``width`` names
         (``train, test, n = get_loaders(...)``: a return of another length is not the one
         unpacked). Returns in an ``if`` arm the default configuration skips are left out; the
-        rest must agree."""
-        evaluator = Evaluator(self.index, self.assumed)
+        rest must agree. ``called``: the call that runs the function, and where; a parameter
+        that call passes a decided truth for (``dp=private`` where ``private`` holds) is read
+        with that truth, whatever other callers pass (a helper called with ``dp=False`` for
+        evaluation elsewhere)."""
+        evaluator = Evaluator(self.index, {**self.assumed, **self._passed_truths(function, called)})
         found: list[Sampling] = []
         for value, where, stmt in self.index.returned_parts(function, index, width):
             runs = evaluator.arms(where, stmt)
@@ -184,6 +189,23 @@ class LoaderReader:
             return next(iter(found))
         return Sampling(note=f"{name}() returns loaders that sample in different ways" if found
                         else f"{name}() returns no loader dpcheck can follow")
+
+    def _passed_truths(self, function: Ctx, called: tuple[Call, Ctx] | None) -> Guards:
+        """The truths the call ``called`` passes for the parameters of ``function``, where
+        decided."""
+        scope = self.index.scope(function)
+        if called is None or scope is None:
+            return {}
+        call, caller = called
+        names = [param.name for param in scope.params]
+        evaluator = Evaluator(self.index, self.assumed)
+        truths: Guards = {}
+        for name in names:
+            passed = argument(call, names, name)
+            holds = evaluator.truth(passed, caller) if passed is not None else None
+            if holds is not None:
+                truths[function.path, function.scope, name] = holds
+        return truths
 
     def _project_sampler(self, call: Call, ctx: Ctx, key: str) -> Sampling | None:
         """A sampler class of the project: the index sampling its methods draw (a Bernoulli
