@@ -24,10 +24,12 @@ GUARANTEES: frozenset[str] = frozenset({"poisson", "deterministic-batches", "sub
 WITNESSES: frozenset[str] = frozenset({"none", "deterministic-batches", "max-statistic-fixed-size",
                                        "max-statistic-zero-others"})
 SAMPLINGS: frozenset[str] = frozenset({"poisson", "shuffle", "balls-and-bins"})
-ROLES: frozenset[str] = frozenset({"sampler", "loader", "permutation", "draw", "strategy", "wrapper"})
+ROLES: frozenset[str] = frozenset({"sampler", "loader", "permutation", "draw", "strategy", "wrapper",
+                                  "batching"})
 #: Roles that form no batches of their own, so name no kind: a permutation (its slicing decides),
-#: a wrapper (it yields the batches of the loader it is given, its ``loader`` argument).
-KINDLESS: frozenset[str] = frozenset({"permutation", "wrapper"})
+#: a wrapper (it yields the batches of the loader it is given, its ``loader`` argument), a
+#: batching wrapper (it has the kind of the sampler it wraps, its ``wraps`` argument).
+KINDLESS: frozenset[str] = frozenset({"permutation", "wrapper", "batching"})
 UNKNOWN = "unknown"
 
 
@@ -94,6 +96,8 @@ class SamplerApi:
     size: Argument | None = None
     #: A wrapper's argument holding the loader whose batches it yields.
     loader: Argument | None = None
+    #: A batching wrapper's argument holding the sampler it cuts into batches.
+    wraps: Argument | None = None
 
     def kind_for(self, value: bool | None | str) -> str:
         """The kind this call selects: ``value`` is the switch's resolved literal (None when
@@ -162,8 +166,8 @@ def _api(name: str, entry: dict[str, Any], kinds: dict[str, SamplerKind]) -> Sam
         raise DpcheckError(f"samplers.json: {where}: 'role' must be one of {sorted(ROLES)}, got {role!r}")
     kind = entry.get("kind")
     if (kind is None) != (role in KINDLESS) or (kind is not None and kind not in kinds):
-        raise DpcheckError(f"samplers.json: {where}: 'kind' must name a kind (a permutation or a wrapper has "
-                           f"none), got {kind!r}")
+        raise DpcheckError(f"samplers.json: {where}: 'kind' must name a kind (a permutation, a wrapper and a "
+                           f"batching wrapper have none), got {kind!r}")
     if ("loader" in entry) != (role == "wrapper"):
         raise DpcheckError(f"samplers.json: {where}: a wrapper (and only a wrapper) names the 'loader' argument "
                            "whose batches it yields")
@@ -185,18 +189,22 @@ def _api(name: str, entry: dict[str, Any], kinds: dict[str, SamplerKind]) -> Sam
     if (method is None) != (role != "strategy") or (method is not None and not isinstance(method, str)):
         raise DpcheckError(f"samplers.json: {where}: a strategy (and only a strategy) names the 'method' that "
                            "yields its batches")
-    extra = set(entry) - {"role", "kind", "switch", "sampler_keywords", "method", "population", "size", "loader"}
+    if ("wraps" in entry) != (role == "batching"):
+        raise DpcheckError(f"samplers.json: {where}: a batching wrapper (and only one) names the argument "
+                           "it 'wraps'")
+    extra = set(entry) - {"role", "kind", "switch", "sampler_keywords", "method", "population", "size",
+                          "loader", "wraps"}
     if extra:
         raise DpcheckError(f"samplers.json: {where}: unknown keys {sorted(extra)}")
     arguments = {}
-    for key in ("population", "size", "loader"):
+    for key in ("population", "size", "loader", "wraps"):
         if key in entry:
             raw = _require(entry, key, dict, where)
             arguments[key] = Argument(_require(raw, "keyword", str, f"{where} {key}"),
                                       _require(raw, "position", int, f"{where} {key}"),
                                       raw.get("min_args", 0) if isinstance(raw.get("min_args", 0), int) else 0)
     return SamplerApi(name, role, kind, switch, tuple(keywords), method, arguments.get("population"),
-                      arguments.get("size"), arguments.get("loader"))
+                      arguments.get("size"), arguments.get("loader"), arguments.get("wraps"))
 
 
 def parse_table(data: dict[str, Any]) -> SamplerTable:

@@ -30,6 +30,13 @@ def test_the_shipped_table_names_every_known_sampler() -> None:
     assert wrapper.loader.of(["lots"], {}) == "lots"
 
 
+def test_a_batching_wrapper_has_no_kind_of_its_own_and_names_the_sampler_it_wraps() -> None:
+    batching = sampler_table().api("torch.utils.data.sampler.BatchSampler")
+    assert batching is not None and batching.role == "batching" and batching.kind is None
+    assert batching.wraps is not None
+    assert (batching.wraps.keyword, batching.wraps.position) == ("sampler", 0)
+
+
 def test_kinds_are_consistent_with_the_bounds() -> None:
     """DP104's threshold is about one batch per epoch; the deterministic-batch guarantee needs it;
     only Poisson is not a DP102 scheme; balls-and-bins is an info note."""
@@ -66,6 +73,11 @@ def _broken(edit: Any) -> dict[str, Any]:
     (lambda d: d["apis"]["torch.randint"].update(loader={"keyword": "x", "position": 0}), "only a wrapper"),
     (lambda d: d["apis"]["contextlib.nullcontext"].update(kind="shuffle"), "a permutation or a wrapper has none"),
     (lambda d: d.update(schema=2), "'schema' must be 1"),
+    (lambda d: d["apis"]["torch.utils.data.BatchSampler"].pop("wraps"), "'wraps'"),
+    (lambda d: d["apis"]["torch.utils.data.BatchSampler"].update(kind="shuffle"),
+     "api 'torch.utils.data.BatchSampler': 'kind'"),
+    (lambda d: d["apis"]["torch.utils.data.RandomSampler"].update(
+        wraps={"keyword": "sampler", "position": 0}), "'wraps'"),
 ])
 def test_malformed_tables_are_refused_naming_the_entry(edit: Any, words: str) -> None:
     with pytest.raises(DpcheckError, match="samplers.json") as error:

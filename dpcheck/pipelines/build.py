@@ -28,6 +28,7 @@ from dpcheck.model import (
     UnlinkedCode,
 )
 from dpcheck.pipelines.accountants import AccountantCall, AccountantFinder
+from dpcheck.pipelines.callbacks import called_back
 from dpcheck.pipelines.engine_patch import patched_callees
 from dpcheck.pipelines.entry_points import decorated_entries
 from dpcheck.pipelines.full_batch import full_batch
@@ -209,9 +210,10 @@ class PipelineBuilder:
         """The project functions ``ctx`` calls, passes as an argument (positional or keyword:
         ``Estimator(model_fn=fn)``, ``app.run(main)``, ``fire.Fire(main)``) or returns (an
         estimator ``input_fn`` factory returns its nested ``input_fn``), and for a module the
-        functions a command-line framework runs (``entry_points``), each with the dispatch tests
-        that skip the call under the default configuration (none: the call runs). A call in an
-        ``if`` test is a call of the scope."""
+        functions a command-line framework runs (``entry_points``), the methods of a project
+        subclass a library calls back (``callbacks``), each with the dispatch tests that skip
+        the call under the default configuration (none: the call runs). A call in an ``if``
+        test is a call of the scope."""
         for where, stmt, node in self.index.calls([ctx]):
             skipped = tuple(Span(where.path, line) for line, runs in self._dispatch(where, stmt)
                             if not runs)
@@ -220,6 +222,7 @@ class PipelineBuilder:
             for name in [node.name, *passed]:
                 if name:
                     yield from ((f, skipped) for f in self._functions(name, where))
+            yield from ((f, skipped) for f in called_back(self.index, node, where))
         for where, stmt in self.index.statements([ctx]):
             if stmt.kind == "return" and isinstance(stmt.expr, Name):
                 yield from ((f, ()) for f in self._functions(stmt.expr.dotted, where))

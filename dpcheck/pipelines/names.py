@@ -19,7 +19,7 @@ from dpcheck.pipelines.options import ABSL_FLAGS, ARGS_PARSERS
 from dpcheck.pipelines.scope import Ctx
 from dpcheck.sites.ir import IR, tail_name
 from dpcheck.sites.modules import resolve_module
-from dpcheck.sites.nodes import Call, Const, Name, Num, Opaque, Str, Subscript, node
+from dpcheck.sites.nodes import Attr, Call, Const, Name, Num, Opaque, Str, Subscript, node
 from dpcheck.sites.views import ModuleSummary, Scope
 
 
@@ -186,7 +186,8 @@ class NamesMixin:
         if owner.kind == "assign" and isinstance(owner.ir, Name) \
                 and owner.ir.last == ABSL_FLAGS:
             return self.option(attr, ctx.path)
-        if owner.kind == "param" and owner.ir is None:
+        if owner.kind == "param" and (owner.ir is None or _none(owner.ir)):
+            # a default of None has no attributes: the object is what the callers pass
             return self._param_attribute(owner, attr)
         if owner.kind == "module":
             _, _, inside = name.partition(".")
@@ -328,8 +329,43 @@ class NamesMixin:
         if not cls:
             return None
         _, _, attr = name.partition(".")
-        return self._caller_attribute(ctx, attr) or self._class_attribute(
+        found = self._caller_attribute(ctx, attr) or self._class_attribute(
             ctx.path, cls, attr, f"self.{name[5:]}")
+        if found is not None:
+            return found
+        head, dot, rest = attr.partition(".")
+        if not dot:
+            return self._base_keyword(ctx.path, cls, attr)
+        # ``self.a.b``: attribute ``b`` of what ``self.a`` holds (a parameter stored there)
+        holder = self._self_attribute(f"self.{head}", ctx)
+        if holder is None or holder.index or not isinstance(holder.ir, Name) \
+                or holder.kind not in ("assign", "param"):
+            return None
+        return self.attribute(f"{holder.ir.dotted}.{rest}", replace(holder.ctx, line=holder.line))
+
+    def _base_keyword(self, path: str, cls: str, attr: str) -> Binding | None:
+        """``self.attr`` that no method of the project class ``cls`` sets, where its
+        ``__init__`` passes ``attr=value`` to the constructor of a library base
+        (``super().__init__(args=args)``): the library keeps the keyword as the attribute of
+        the same name, so it holds ``value``. None otherwise."""
+        summary = self.summary(path)
+        init = summary.scopes.get(f"{cls}.__init__") if summary else None
+        if summary is None or init is None or cls not in summary.classes:
+            return None
+        module = Ctx(path, "<module>")
+        heads = [base.partition(".") for base in summary.bases(cls) if base]
+        if not any((found := self.bind(head, module)) is not None and found.kind == "module"
+                   and found.library for head, _, _ in heads):
+            return None
+        for stmt in init.statements:
+            for part in stmt.expr.walk():
+                callee = part.callee if isinstance(part, Call) else None
+                if isinstance(callee, Attr) and callee.attr == "__init__" \
+                        and isinstance(callee.base, Call) and callee.base.name == "super" \
+                        and attr in part.kwargs:
+                    return Binding("assign", part.kwargs[attr], Ctx(path, f"{cls}.__init__"),
+                                   stmt.line, name=attr)
+        return None
 
     def _caller_attribute(self, method: Ctx, attr: str) -> Binding | None:
         """What the callers of ``obj.method()`` assign to ``obj.attr`` before the call
@@ -447,3 +483,9 @@ def _exclusive(arms: list[tuple[int, int]], other: list[tuple[int, int]]) -> boo
     """Whether two statements sit in different arms of one ``if`` (never both run)."""
     taken = {line: arm for line, arm in other}
     return any(taken.get(line, arm) != arm for line, arm in arms)
+
+
+def _none(value: IR) -> bool:
+    """Whether ``value`` is the literal ``None``."""
+    value = node(value)
+    return isinstance(value, Const) and value.value is None

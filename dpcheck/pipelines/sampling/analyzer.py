@@ -1,11 +1,12 @@
 """How a pipeline forms its batches, decided from its training loops (``SamplingAnalyzer``).
 
-The loader the training loop iterates decides (``loaders``). The loops that run the pipeline's
-private update (whose body draws its noise or steps the optimizer Opacus returned, or calls
-through project functions the code that does, ``private_loops``) win over any other loop that
-steps an optimizer (a non-private model trained in the same run, such as a membership-inference
-attack model or an evaluation probe): the sampling of a DP pipeline is the sampling of the
-batches its noisy update sees. Without such a loop, the loop that takes
+The loader the training loop iterates decides (``loaders``), also when the loop is the library's:
+the loader a project subclass builds for the library base that trains with it. The loops that
+run the pipeline's private update (whose body draws its noise or steps the optimizer Opacus
+returned, or calls through project functions the code that does, ``private_loops``) win over any
+other loop that steps an optimizer (a non-private model trained in the same run, such as a
+membership-inference attack model or an evaluation probe): the sampling of a DP pipeline is the
+sampling of the batches its noisy update sees. Without such a loop, the loop that takes
 optimizer steps wins over statistics or pre-computation passes over other loaders
 (``loops``). A loop over ``range`` that draws ``next(it)`` from ``it = iter(loader)`` reads
 that loader; other loops over ``range`` use the index sampling found in the same scopes
@@ -16,9 +17,11 @@ Training fed by TF without a Python loop is read from where its batches are made
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import replace
 
+from dpcheck.model import Evidence, Span
+from dpcheck.pipelines.callbacks import library_receiver, own_methods
 from dpcheck.pipelines.divisor import DivisorClassifier
 from dpcheck.pipelines.guards import Guards
 from dpcheck.pipelines.index import ProjectIndex
@@ -30,6 +33,7 @@ from dpcheck.pipelines.sampling.loaders import LoaderReader
 from dpcheck.pipelines.sampling.loops import drawn, loader_passes, takes_steps
 from dpcheck.pipelines.sampling.sampler_calls import SamplerCalls
 from dpcheck.pipelines.scope import Ctx
+from dpcheck.sites.ir import tail_name
 from dpcheck.sites.nodes import Call, Name
 from dpcheck.sites.views import Statement
 
@@ -87,6 +91,7 @@ class SamplingAnalyzer:
                     elif found is not None:
                         (training if steps else decisions).append(found)
                 index_sampling.extend(self.draws.in_statement(stmt, where))
+        training.extend(self._library_loops(loaders, scopes))
         for group in (private or training or decisions, index_sampling):
             kinds = {d.kind for d in group}
             if len(kinds) == 1:
@@ -95,6 +100,27 @@ class SamplingAnalyzer:
                 return Sampling("unknown", [e for d in group for e in d.evidence],
                                 note="the training loops sample in different ways")
         return Sampling(note=NO_SAMPLING)
+
+    def _library_loops(self, loaders: LoaderReader, scopes: list[Ctx]) -> Iterator[Sampling]:
+        """The loaders a library's own training loop iterates: a library method called on an
+        instance of a project subclass (``trainer.train()``, ``dpcheck.pipelines.callbacks``)
+        runs the base's loop over the loader that a method of the subclass builds and returns
+        (the library calls it back). Each method of the subclass returning a loader counts
+        (``own_methods`` leaves out those named for evaluation)."""
+        seen: set[Ctx] = set()
+        for where, _, call in self.index.calls(scopes):
+            cls = library_receiver(self.index, call, where)
+            if cls is None or cls in seen:
+                continue
+            seen.add(cls)
+            for method in own_methods(self.index, cls):
+                name = tail_name(method.scope)
+                found = loaders.returned_loader(method, name)
+                if found.kind != "unknown":
+                    yield replace(found, evidence=[*found.evidence, Evidence(
+                        "sampler", Span(where.path, *call.position),
+                        f"{call.name} runs the training loop of the library base over the loader "
+                        f"{cls.scope}.{name} returns")])
 
     def _runs_once(self, ctx: Ctx, entry: Ctx, reached: frozenset[tuple[str, str]]) -> bool:
         """Whether the scope ``ctx`` runs once per run of ``entry``: it is the entry, or its one

@@ -21,6 +21,7 @@ from dataclasses import replace
 
 from dpcheck.model import Evidence, Span
 from dpcheck.pipelines.binding import Binding
+from dpcheck.pipelines.calls import argument
 from dpcheck.pipelines.generators import Yielded, yielded_batches
 from dpcheck.pipelines.guards import Guards
 from dpcheck.pipelines.hf_datasets import is_to_tf_dataset
@@ -29,6 +30,7 @@ from dpcheck.pipelines.private_loops import Place
 from dpcheck.pipelines.returned import returned_item
 from dpcheck.pipelines.sampling.decision import Sampling, of_scheme, title
 from dpcheck.pipelines.sampling.index_draws import IndexDraws
+from dpcheck.pipelines.sampling.sampler_classes import ITERATE, iterated_samplers
 from dpcheck.pipelines.sampling.tf_inputs import batch_chain, to_tf_dataset
 from dpcheck.pipelines.questions import frozen
 from dpcheck.pipelines.scope import Ctx
@@ -104,8 +106,8 @@ class LoaderReader:
         target = self.index.function(value.name or "", where) \
             if binding.index and isinstance(value, Call) else None
         if target is not None and not target.scope.endswith(".__init__"):
-            return self._returned_loader(target, value.method, binding.index,
-                                         self.index.unpacked_width(binding))
+            return self.returned_loader(target, value.method, binding.index,
+                                        self.index.unpacked_width(binding), (value, where))
         if binding.index:
             return Sampling(note=f"{name.dotted} is unpacked from an expression not followed")
         return self.loader(value, where)
@@ -147,7 +149,7 @@ class LoaderReader:
             yielded = yielded_batches(self.index, target, call, ctx)
             if yielded is not None:
                 return self._generator(target, yielded, span)
-            return self._returned_loader(target, tail)
+            return self.returned_loader(target, tail, called=(call, ctx))
         return Sampling(note=f"{tail}() is not a loader dpcheck knows")
 
     def _generator(self, function: Ctx, yielded: Yielded, call: Span) -> Sampling:
@@ -175,14 +177,18 @@ class LoaderReader:
             f"{yielded.note}, drawn {' and '.join(sorted(kinds)) or 'without a sampling draw'}")
         return Sampling(note=why, evidence=evidence)
 
-    def _returned_loader(self, function: Ctx, name: str, index: tuple[int, ...] = (),
-                         width: int | None = None) -> Sampling:
+    def returned_loader(self, function: Ctx, name: str, index: tuple[int, ...] = (),
+                        width: int | None = None,
+                        called: tuple[Call, Ctx] | None = None) -> Sampling:
         """The loader a project function returns (``get_loader(...)``, a loader factory's
         closure), or element ``index`` of the tuples it returns, unpacked into ``width`` names
         (``train, test, n = get_loaders(...)``: a return of another length is not the one
         unpacked). Returns in an ``if`` arm the default configuration skips are left out; the
-        rest must agree."""
-        evaluator = Evaluator(self.index, self.assumed)
+        rest must agree. ``called``: the call that runs the function, and where; a parameter
+        that call passes a decided truth for (``dp=private`` where ``private`` holds) is read
+        with that truth, whatever other callers pass (a helper called with ``dp=False`` for
+        evaluation elsewhere)."""
+        evaluator = Evaluator(self.index, {**self.assumed, **self._passed_truths(function, called)})
         found: list[Sampling] = []
         for value, where, stmt in self.index.returned_parts(function, index, width):
             runs = evaluator.arms(where, stmt)
@@ -196,6 +202,23 @@ class LoaderReader:
             return next(iter(found))
         return Sampling(note=f"{name}() returns loaders that sample in different ways" if found
                         else f"{name}() returns no loader dpcheck can follow")
+
+    def _passed_truths(self, function: Ctx, called: tuple[Call, Ctx] | None) -> Guards:
+        """The truths the call ``called`` passes for the parameters of ``function``, where
+        decided."""
+        scope = self.index.scope(function)
+        if called is None or scope is None:
+            return {}
+        call, caller = called
+        names = [param.name for param in scope.params]
+        evaluator = Evaluator(self.index, self.assumed)
+        truths: Guards = {}
+        for name in names:
+            passed = argument(call, names, name)
+            holds = evaluator.truth(passed, caller) if passed is not None else None
+            if holds is not None:
+                truths[function.path, function.scope, name] = holds
+        return truths
 
     def _project_sampler(self, call: Call, ctx: Ctx, key: str) -> Sampling | None:
         """A sampler class of the project: the index sampling its methods draw (a Bernoulli
@@ -259,6 +282,12 @@ class LoaderReader:
                 return of_scheme(scheme, [*fixed, Evidence(
                     "sampler", span, "DataLoader(sampler=...) batches the sampler returned")],
                     (ctx, call))
+            wrapped = self._sampler(sampler, where) if own is None else None
+            if wrapped is not None and wrapped.kind != "unknown":
+                # batches cut by a batch sampler are not sized by the loader's batch_size
+                loader = (ctx, call) if key != "batch_sampler" else None
+                return replace(wrapped, loader=loader, evidence=[*wrapped.evidence, Evidence(
+                    "sampler", span, f"DataLoader({key}=...) batches what that sampler yields")])
             return own or Sampling(note=f"DataLoader {key} not recognised")
         whole = whole_batch(self.index, call, ctx)
         if whole is not None:
@@ -269,6 +298,65 @@ class LoaderReader:
             scheme, "DataLoader with a shuffle flag not resolved: fixed-size batches, shuffled or "
                     "sequential")
         return of_scheme(scheme, [Evidence("sampler", span, note)], (ctx, call))
+
+    def _sampler(self, expr: Node, ctx: Ctx) -> Sampling | None:
+        """The kind of a sampler expression: a library sampler of the table, a batching
+        wrapper (``BatchSampler``) of the sampler it wraps, a project sampler class of the
+        sampler its ``__iter__`` iterates (``sampler_classes``), a project function of the
+        samplers its default returns give (all agreeing). None when not followed. A question of
+        the memo and guard of ``dpcheck.pipelines.questions``, as ``loader`` is."""
+        expr = node(expr)
+        key = ("sampler", frozen(expr), ctx, self.index.reach, self._key)
+        return self.index.questions.ask(key, lambda: self._sampler_of(expr, ctx), None)
+
+    def _sampler_of(self, expr: Node, ctx: Ctx) -> Sampling | None:
+        if isinstance(expr, Name):
+            binding = self.index.attribute(expr.dotted, ctx)
+            if binding is None or binding.ir is None or binding.kind != "assign" or binding.index:
+                return None
+            return self._sampler(binding.ir, replace(binding.ctx, line=binding.line))
+        if not isinstance(expr, Call):
+            return None
+        span = Span(ctx.path, *expr.position)
+        api = self.calls.api_of(expr, ctx)
+        if api is not None and api.role == "sampler":
+            scheme = self.calls.selected(api, expr, ctx)
+            return of_scheme(scheme, [Evidence("sampler", span, f"{expr.method}: {title(scheme)}")])
+        if api is not None and api.role == "batching" and api.wraps is not None:
+            inner = expr.argument(api.wraps.position, api.wraps.keyword)
+            found = self._sampler(inner, ctx) if inner is not None else None
+            return replace(found, evidence=[*found.evidence, Evidence(
+                "sampler", span, f"{expr.method} cuts the batches of the sampler it wraps")]) \
+                if found is not None else None
+        cls = self.index.class_named(expr.name or "", ctx)
+        if cls is not None:
+            values = iterated_samplers(self.index, cls, expr, ctx)
+            found = [self._sampler(value, where) for value, where in values]
+            return self._agreeing(found, Evidence(
+                "sampler", span, f"{cls.scope} yields the batches of the sampler its {ITERATE} "
+                "iterates"))
+        function = self.index.function(expr.name or "", ctx)
+        if function is None or function.scope.endswith(".__init__"):
+            return None
+        evaluator = Evaluator(self.index, self.assumed)
+        found = []
+        for value, where, stmt in self.index.returned_parts(function):
+            if False not in evaluator.arms(where, stmt):
+                found.append(self._sampler(value, where))
+        return self._agreeing(found, Evidence("sampler", span, f"the sampler {expr.method}() "
+                                              "returns"))
+
+    @staticmethod
+    def _agreeing(found: list[Sampling | None], via: Evidence) -> Sampling | None:
+        """The one sampler kind all of ``found`` have, with ``via`` added; None if any is not
+        decided or they differ."""
+        if not found or any(f is None for f in found):
+            return None
+        decided = [f for f in found if f is not None]
+        if len({f.sampler for f in decided}) != 1:
+            return None
+        first, *_ = decided
+        return replace(first, evidence=[*(e for f in decided for e in f.evidence), via])
 
     def _whole_batch(self, whole: WholeBatch, span: Span) -> Sampling:
         """A loader whose one batch is its whole dataset (``dpcheck.pipelines.single_batch``):
