@@ -166,8 +166,8 @@ def _api(name: str, entry: dict[str, Any], kinds: dict[str, SamplerKind]) -> Sam
         raise DpcheckError(f"samplers.json: {where}: 'role' must be one of {sorted(ROLES)}, got {role!r}")
     kind = entry.get("kind")
     if (kind is None) != (role in KINDLESS) or (kind is not None and kind not in kinds):
-        raise DpcheckError(f"samplers.json: {where}: 'kind' must name a kind (a permutation, a wrapper and a "
-                           f"batching wrapper have none), got {kind!r}")
+        raise DpcheckError(f"samplers.json: {where}: 'kind' must name a kind (a permutation or a wrapper has "
+                           f"none, nor has a batching wrapper), got {kind!r}")
     if ("loader" in entry) != (role == "wrapper"):
         raise DpcheckError(f"samplers.json: {where}: a wrapper (and only a wrapper) names the 'loader' argument "
                            "whose batches it yields")

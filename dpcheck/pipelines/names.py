@@ -336,12 +336,15 @@ class NamesMixin:
         head, dot, rest = attr.partition(".")
         if not dot:
             return self._base_keyword(ctx.path, cls, attr)
-        # ``self.a.b``: attribute ``b`` of what ``self.a`` holds (a parameter stored there)
+        # ``self.a.b``: attribute ``b`` of what ``self.a`` holds (a parameter stored there);
+        # a question of the guard, since attributes may be copied into each other in a cycle
         holder = self._self_attribute(f"self.{head}", ctx)
         if holder is None or holder.index or not isinstance(holder.ir, Name) \
                 or holder.kind not in ("assign", "param"):
             return None
-        return self.attribute(f"{holder.ir.dotted}.{rest}", replace(holder.ctx, line=holder.line))
+        held, where = f"{holder.ir.dotted}.{rest}", replace(holder.ctx, line=holder.line)
+        return self.questions.ask(("held-attribute", held, where, self.reach),
+                                  lambda: self.attribute(held, where), None)
 
     def _base_keyword(self, path: str, cls: str, attr: str) -> Binding | None:
         """``self.attr`` that no method of the project class ``cls`` sets, where its
