@@ -1,0 +1,197 @@
+"""Which loops make one pass over the training data, and which loops repeat such a pass.
+
+An epoch is one pass over the data, decided by the structure of the loops, never by their
+names: a loop makes a pass when it iterates a loader (the provenance analysis' ``LOADER``
+origin: a data loader, Opacus' private loader, a project function returning one) or counts
+``range(M)`` steps where M is the length of a loader or a quotient (``N // B``, ``int(1 / q)``,
+``len(data) / batch``, a name bound to one: the batches of one pass), or slices the data
+``range(0, n, B)``; a training call told to run the batches of one pass (``steps=N // B``)
+makes one too. A loop repeats passes
+when its body holds a pass, directly or through the project functions of the pipeline's reach
+that it calls; its trip count is the number of epochs. A loop named ``epoch`` around single
+steps repeats no pass, and a loop over ``range(E)`` around a pass is an epoch loop whatever its
+names. A step count written E / q, or E * N / B where the sampling rate q is written B / N,
+holds E passes: 1/q steps at rate q draw N examples in expectation.
+"""
+
+from __future__ import annotations
+
+from dpcheck.pipelines.index import ProjectIndex
+from dpcheck.pipelines.provenance import Origin, Provenance
+from dpcheck.pipelines.sampling.loops import LOOP_WRAPPERS, body
+from dpcheck.pipelines.scope import Ctx
+from dpcheck.pipelines.single_batch import whole_batch
+from dpcheck.sites.nodes import BinOp, Call, Comp, Const, Name, Node, Num, Str, node
+from dpcheck.sites.views import Statement
+
+#: How many project calls deep a pass is looked for inside a loop's body, and how many plain
+#: assignments a step count is followed through.
+MAX_DEPTH = 4
+#: Conversions of a step count that keep it the same count (``int(N / B)``, ``math.ceil``).
+COUNT_CASTS = frozenset({"int", "round", "ceil", "floor"})
+
+
+class DataPasses:
+    """Decides which loops of a pipeline's reach make or repeat a pass over the data."""
+
+    def __init__(self, index: ProjectIndex, reach: frozenset[tuple[str, str]]) -> None:
+        self.index = index
+        self.reach = reach
+        self.provenance = Provenance(index)
+        self._holding: dict[Ctx, bool] = {}
+
+    def repeats_pass(self, ctx: Ctx, stmts: list[Statement], loop: int, depth: int = 0) -> bool:
+        """Whether the body of the loop ``stmts[loop]`` (of the scope ``ctx``) makes a pass over
+        the data, in its own statements or in a project function it calls."""
+        return any(self._holds(ctx, stmt, depth) for stmt in body(stmts, loop))
+
+    def _holds(self, ctx: Ctx, stmt: Statement, depth: int) -> bool:
+        where = Ctx(ctx.path, ctx.scope, stmt.line)
+        if stmt.kind == "for" and self.is_pass(where, stmt):
+            return True
+        if depth >= MAX_DEPTH:
+            return False
+        for call in stmt.expr.walk():
+            if not isinstance(call, Call) or not call.name:
+                continue
+            steps = call.kwargs.get("steps")
+            if steps is not None and self._batches_of_a_pass(steps, where):
+                return True  # a training call told to run the batches of one pass
+            target = self.index.function(call.name, where)
+            if target is not None and (target.path, target.scope) in self.reach \
+                    and self._function_holds(target, depth + 1):
+                return True
+        return False
+
+    def _function_holds(self, target: Ctx, depth: int) -> bool:
+        """Whether a project function makes a pass over the data (once per function; a cycle of
+        calls adds nothing)."""
+        if target not in self._holding:
+            self._holding[target] = False
+            scope = self.index.scope(target)
+            self._holding[target] = scope is not None and any(
+                self._holds(target, stmt, depth) for stmt in scope.statements
+                if self.index.runs(target, stmt))
+        return self._holding[target]
+
+    def is_pass(self, where: Ctx, loop: Statement) -> bool:
+        """Whether the ``for`` loop ``loop`` (read at ``where``) makes one pass over the data."""
+        iterable = loop.expr
+        while isinstance(iterable, Call) and iterable.name in LOOP_WRAPPERS and iterable.args:
+            iterable = iterable.argument(0)
+        return self._passes(node(iterable), where, 0)
+
+    def _passes(self, iterable: Node, ctx: Ctx, depth: int) -> bool:
+        """Whether iterating ``iterable`` visits the data once: a loader (not one serving a
+        sampled index set as its one batch), slices ``range(0, n, B)``, ``range(M)`` batches of a
+        pass, the M index sets a comprehension over ``range(M)`` draws at once (a random
+        allocation of the examples to batches)."""
+        if self.provenance.origin(iterable, ctx) == Origin.LOADER:
+            return not self._serves_a_sampled_batch(iterable, ctx)
+        if isinstance(iterable, Call) and iterable.name == "range" and iterable.args:
+            return len(iterable.args) == 3 or self._batches_of_a_pass(iterable.args[-1], ctx)
+        if isinstance(iterable, Comp) and len(iterable.iterables) == 1 \
+                and self.provenance.is_sample_index(iterable.element, ctx):
+            [source] = iterable.iterables
+            return isinstance(source, Call) and source.name == "range"
+        if isinstance(iterable, Name) and depth < MAX_DEPTH:
+            binding = self.index.attribute(iterable.dotted, ctx)
+            assigned = binding.assigned() if binding is not None else None
+            if assigned is not None:
+                value, where = assigned
+                return isinstance(node(value), Comp) and self._passes(node(value), where,
+                                                                      depth + 1)
+        return False
+
+    def _serves_a_sampled_batch(self, loader: Node, ctx: Ctx) -> bool:
+        """Whether a loader serves one batch made from an index set (``single_batch``): that
+        batch is a sample of the data, not a pass over it."""
+        made = loader
+        if isinstance(loader, Name):
+            binding = self.index.attribute(loader.dotted, ctx)
+            assigned = binding.assigned() if binding is not None else None
+            if assigned is not None:
+                value, ctx = assigned
+                made = node(value)
+        served = whole_batch(self.index, made, ctx) if isinstance(made, Call) else None
+        return served is not None and served.indices is not None
+
+    def _batches_of_a_pass(self, count: Node, ctx: Ctx) -> bool:
+        """Whether a step count is the number of batches of one pass: a quotient, the length of
+        a loader, followed through casts and plain assignments."""
+        count, ctx = self._written(count, ctx)
+        if _quotient(count):
+            return True
+        if isinstance(count, Call) and count.name == "len" and len(count.args) == 1:
+            [argument] = count.args
+            return self.provenance.origin(argument, ctx) == Origin.LOADER
+        return False
+
+    def passes_in_steps(self, steps: tuple[Ctx, Node],
+                        rate: tuple[Ctx, Node]) -> tuple[Ctx, Node] | None:
+        """E and where to read it, when a step count ``steps`` is written E / q
+        (``int(EPOCHS / RATE)``), or E * N / B and q is written B / N, where q is the rate
+        ``rate`` the sampling keeps each example with: 1/q steps of rate q draw N examples in
+        expectation, one pass, so E counts the passes (epochs). None for any other count."""
+        steps_ctx, steps_expr = steps
+        count, where = self._written(steps_expr, steps_ctx)
+        if not _quotient(count):
+            return None
+        numerator, denominator = count.left, count.right
+        rate_ctx, rate_expr = rate
+        if self._same(denominator, where, rate_expr, rate_ctx):
+            return where, numerator
+        fraction, at = self._written(rate_expr, rate_ctx)
+        product, product_at = self._written(numerator, where)
+        if not (_quotient(fraction) and fraction.op == "/" and isinstance(product, BinOp)
+                and product.tag == "b" and product.op == "*"
+                and self._same(denominator, where, fraction.left, at)):
+            return None
+        for factor, other in ((product.left, product.right), (product.right, product.left)):
+            if self._same(factor, product_at, fraction.right, at):
+                return product_at, other
+        return None
+
+    def _same(self, first: Node, first_ctx: Ctx, second: Node, second_ctx: Ctx) -> bool:
+        """Whether two expressions are written the same once followed through plain
+        assignments and casts, each name they read bound at the same place. A name bound to a
+        literal is not replaced by it: two constants of equal value (a rate and a learning
+        rate) are not the same quantity."""
+        one, one_ctx = self._written(first, first_ctx, into_literals=False)
+        two, two_ctx = self._written(second, second_ctx, into_literals=False)
+        if one != two:
+            return False
+        return all(self._place(a.dotted, one_ctx) == self._place(b.dotted, two_ctx)
+                   for a, b in zip(one.walk(), two.walk())
+                   if isinstance(a, Name) and isinstance(b, Name))
+
+    def _place(self, name: str, ctx: Ctx) -> tuple[str, str, int, str] | None:
+        """Where ``name`` read at ``ctx`` is bound (None: not bound in the project)."""
+        binding = self.index.attribute(name, ctx)
+        return None if binding is None else (binding.ctx.path, binding.ctx.scope, binding.line,
+                                             binding.kind)
+
+    def _written(self, expr: Node, ctx: Ctx, depth: int = 0,
+                 into_literals: bool = True) -> tuple[Node, Ctx]:
+        """What ``expr`` is written as, and where: followed through casts that keep a count
+        (``int(...)``, ``math.ceil(...)``) and plain assignments (with ``into_literals``
+        False, not into one that assigns a literal)."""
+        expr = node(expr)
+        if depth > MAX_DEPTH:
+            return expr, ctx
+        if isinstance(expr, Call) and len(expr.args) == 1 and expr.method in COUNT_CASTS:
+            [argument] = expr.args
+            return self._written(argument, ctx, depth + 1, into_literals)
+        if isinstance(expr, Name):
+            binding = self.index.attribute(expr.dotted, ctx)
+            assigned = binding.assigned() if binding is not None else None
+            if assigned is not None:
+                value, where = assigned
+                if into_literals or not isinstance(node(value), (Num, Str, Const)):
+                    return self._written(value, where, depth + 1, into_literals)
+        return expr, ctx
+
+
+def _quotient(expr: Node) -> bool:
+    """Whether ``expr`` is a division (``/`` or ``//``)."""
+    return isinstance(expr, BinOp) and expr.tag == "b" and expr.op in ("/", "//")
