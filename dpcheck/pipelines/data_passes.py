@@ -10,7 +10,9 @@ makes one too. A loop repeats passes
 when its body holds a pass, directly or through the project functions of the pipeline's reach
 that it calls; its trip count is the number of epochs. A loop named ``epoch`` around single
 steps repeats no pass, and a loop over ``range(E)`` around a pass is an epoch loop whatever its
-names. A step count written E / q, or E * N / B where the sampling rate q is written B / N,
+names. A loop over the batch source the sampling analysis found for the pipeline (a tf.data
+``.batch()`` chain, reached through names or a project function's return) makes a pass too.
+A step count written E / q, or E * N / B where the sampling rate q is written B / N,
 holds E passes: 1/q steps at rate q draw N examples in expectation.
 """
 
@@ -34,9 +36,13 @@ COUNT_CASTS = frozenset({"int", "round", "ceil", "floor"})
 class DataPasses:
     """Decides which loops of a pipeline's reach make or repeat a pass over the data."""
 
-    def __init__(self, index: ProjectIndex, reach: frozenset[tuple[str, str]]) -> None:
+    def __init__(self, index: ProjectIndex, reach: frozenset[tuple[str, str]],
+                 loader: tuple[Ctx, Node] | None = None) -> None:
         self.index = index
         self.reach = reach
+        #: The batch source the sampling analysis found for the pipeline (a tf.data
+        #: ``.batch()`` chain, a loader call), where it is made.
+        self.loader = loader
         self.provenance = Provenance(index)
         self._holding: dict[Ctx, bool] = {}
 
@@ -88,6 +94,8 @@ class DataPasses:
         allocation of the examples to batches)."""
         if self.provenance.origin(iterable, ctx) == Origin.LOADER:
             return not self._serves_a_sampled_batch(iterable, ctx)
+        if self._made_from_loader(iterable, ctx, 0):
+            return True
         if isinstance(iterable, Call) and iterable.name == "range" and iterable.args:
             return len(iterable.args) == 3 or self._batches_of_a_pass(iterable.args[-1], ctx)
         if isinstance(iterable, Comp) and len(iterable.iterables) == 1 \
@@ -102,6 +110,26 @@ class DataPasses:
                 return isinstance(node(value), Comp) and self._passes(node(value), where,
                                                                       depth + 1)
         return False
+
+    def _made_from_loader(self, expr: Node, ctx: Ctx, depth: int) -> bool:
+        """Whether ``expr`` holds the pipeline's batch source: it is, or contains, the loader
+        expression, followed through plain assignments and the returns of project functions
+        (``batches = make_batches(x, y)`` returning ``...shuffle(n).batch(B)``)."""
+        if self.loader is None or depth > MAX_DEPTH:
+            return False
+        made_at, made = self.loader
+        if ctx.path == made_at.path and any(part == made for part in node(expr).walk()):
+            return True
+        if isinstance(expr, Name):
+            binding = self.index.attribute(expr.dotted, ctx)
+            assigned = binding.assigned() if binding is not None else None
+            if assigned is None:
+                return False
+            value, where = assigned
+            return self._made_from_loader(node(value), where, depth + 1)
+        target = self.index.function(expr.name or "", ctx) if isinstance(expr, Call) else None
+        return target is not None and any(self._made_from_loader(node(value), where, depth + 1)
+                                          for value, where in self.index.returns(target))
 
     def _serves_a_sampled_batch(self, loader: Node, ctx: Ctx) -> bool:
         """Whether a loader serves one batch made from an index set (``single_batch``): that

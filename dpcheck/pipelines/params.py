@@ -152,7 +152,8 @@ class ParamCollector:
             if dataset is not None:
                 size = self.values.dataset_size(dataset, ctx)
                 offer(size.param("N") if size else None)
-        passes = DataPasses(self.index, frozenset((c.path, c.scope) for c in scopes))
+        passes = DataPasses(self.index, frozenset((c.path, c.scope) for c in scopes),
+                            sampling.loader)
         offer(self._epochs(scopes, passes, private))
         if sampling.steps is not None and sampling.rate is not None:
             written = passes.passes_in_steps(sampling.steps, sampling.rate)

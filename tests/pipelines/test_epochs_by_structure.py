@@ -182,3 +182,45 @@ def test_random_integers_select_examples_only_compared_with_a_batch_number(tmp_p
     assert not provenance.is_sample_index(["cmp", "==", ["r", "labels"], ["n", 1]], at)
     assert not provenance.is_sample_index(["r", "labels"], at)
     assert not provenance.is_sample_index(["r", "bins"], at)
+
+
+TF_BATCHES = '''
+import tensorflow as tf
+from tensorflow_privacy.privacy.optimizers.dp_optimizer_keras import DPKerasSGDOptimizer
+
+BATCH, SWEEPS = 250, 5
+
+
+def batches(images, labels):
+    return (tf.data.Dataset.from_tensor_slices((images / 255.0, labels))
+            .shuffle(60000).batch(BATCH, drop_remainder=True).prefetch(2))
+
+
+def main():
+    train, _ = tf.keras.datasets.mnist.load_data()
+    images, labels = train
+    model = tf.keras.Sequential([tf.keras.layers.Flatten(), tf.keras.layers.Dense(10)])
+    opt = DPKerasSGDOptimizer(l2_norm_clip=1.0, noise_multiplier=1.1,
+                              num_microbatches=BATCH, learning_rate=0.1)
+    loss = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True, reduction="none")
+    for sweep in range(SWEEPS):
+        for x, y in batches(images, labels):
+            with tf.GradientTape(persistent=True) as tape:
+                vector_loss = loss(y, model(x))
+            grads = opt._compute_gradients(vector_loss, model.trainable_variables, tape=tape)
+            opt.apply_gradients(grads)
+
+
+main()
+'''
+
+
+def test_a_loop_over_the_pipelines_tf_data_batches_is_a_pass(tmp_path: Path) -> None:
+    """The loop iterates the tf.data ``.batch()`` chain the sampling analysis found, returned by
+    a project helper (with a ``.prefetch`` after it): one pass, so the loop around it counts
+    the epochs whatever it is called."""
+    project = make_project(tmp_path, {"train.py": TF_BATCHES,
+                                      "requirements.txt": "tensorflow-privacy==0.8.12\n"})
+    [pipeline] = build_pipelines(project)
+    assert pipeline.sampling == "shuffle"
+    assert (_value(pipeline, "epochs"), _value(pipeline, "batch_size")) == (5, 250)
