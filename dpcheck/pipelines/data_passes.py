@@ -82,16 +82,16 @@ class DataPasses:
 
     def is_pass(self, where: Ctx, loop: Statement) -> bool:
         """Whether the ``for`` loop ``loop`` (read at ``where``) makes one pass over the data."""
-        iterable = loop.expr
-        while isinstance(iterable, Call) and iterable.name in LOOP_WRAPPERS and iterable.args:
-            iterable = iterable.argument(0)
-        return self._passes(node(iterable), where, 0)
+        return self._passes(node(loop.expr), where, 0)
 
     def _passes(self, iterable: Node, ctx: Ctx, depth: int) -> bool:
         """Whether iterating ``iterable`` visits the data once: a loader (not one serving a
         sampled index set as its one batch), slices ``range(0, n, B)``, ``range(M)`` batches of a
         pass, the M index sets a comprehension over ``range(M)`` draws at once (a random
-        allocation of the examples to batches)."""
+        allocation of the examples to batches), seen through the calls that wrap an iterable
+        (``enumerate``, ``tqdm``) and the names it is kept in."""
+        while isinstance(iterable, Call) and iterable.name in LOOP_WRAPPERS and iterable.args:
+            [iterable, *_] = iterable.args
         if self.provenance.origin(iterable, ctx) == Origin.LOADER:
             return not self._serves_a_sampled_batch(iterable, ctx)
         if self._made_from_loader(iterable, ctx, 0):
@@ -107,14 +107,14 @@ class DataPasses:
             assigned = binding.assigned() if binding is not None else None
             if assigned is not None:
                 value, where = assigned
-                return isinstance(node(value), Comp) and self._passes(node(value), where,
-                                                                      depth + 1)
+                return self._passes(node(value), where, depth + 1)
         return False
 
     def _made_from_loader(self, expr: Node, ctx: Ctx, depth: int) -> bool:
         """Whether ``expr`` holds the pipeline's batch source: it is, or contains, the loader
-        expression, followed through plain assignments and the returns of project functions
-        (``batches = make_batches(x, y)`` returning ``...shuffle(n).batch(B)``)."""
+        expression, followed through plain assignments, the receivers of library methods and
+        the returns of project functions (``batches = make_batches(x, y)`` returning
+        ``...shuffle(n).batch(B)``)."""
         if self.loader is None or depth > MAX_DEPTH:
             return False
         made_at, made = self.loader
@@ -127,9 +127,15 @@ class DataPasses:
                 return False
             value, where = assigned
             return self._made_from_loader(node(value), where, depth + 1)
-        target = self.index.function(expr.name or "", ctx) if isinstance(expr, Call) else None
-        return target is not None and any(self._made_from_loader(node(value), where, depth + 1)
-                                          for value, where in self.index.returns(target))
+        if not isinstance(expr, Call):
+            return False
+        target = self.index.function(expr.name or "", ctx)
+        if target is None:
+            # a method of the batch source keeps its batches (``dataset.take(-1)``)
+            return expr.receiver is not None \
+                and self._made_from_loader(expr.receiver, ctx, depth + 1)
+        return any(self._made_from_loader(node(value), where, depth + 1)
+                   for value, where in self.index.returns(target))
 
     def _serves_a_sampled_batch(self, loader: Node, ctx: Ctx) -> bool:
         """Whether a loader serves one batch made from an index set (``single_batch``): that

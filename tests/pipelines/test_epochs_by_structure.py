@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from dpcheck import engine
 from dpcheck.model import Pipeline
 from dpcheck.pipelines import build_pipelines
@@ -204,7 +206,8 @@ def main():
                               num_microbatches=BATCH, learning_rate=0.1)
     loss = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True, reduction="none")
     for sweep in range(SWEEPS):
-        for x, y in batches(images, labels):
+        {batches}
+        for {items} in {iterable}:
             with tf.GradientTape(persistent=True) as tape:
                 vector_loss = loss(y, model(x))
             grads = opt._compute_gradients(vector_loss, model.trainable_variables, tape=tape)
@@ -215,11 +218,19 @@ main()
 '''
 
 
-def test_a_loop_over_the_pipelines_tf_data_batches_is_a_pass(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("batches", "items", "iterable"), [
+    ("pass", "x, y", "batches(images, labels)"),
+    ("data = batches(images, labels)", "_, (x, y)", "enumerate(data.take(-1))"),
+    ("bar = enumerate(batches(images, labels))", "_, (x, y)", "bar"),
+])
+def test_a_loop_over_the_pipelines_tf_data_batches_is_a_pass(
+        tmp_path: Path, batches: str, items: str, iterable: str) -> None:
     """The loop iterates the tf.data ``.batch()`` chain the sampling analysis found, returned by
-    a project helper (with a ``.prefetch`` after it): one pass, so the loop around it counts
-    the epochs whatever it is called."""
-    project = make_project(tmp_path, {"train.py": TF_BATCHES,
+    a project helper (with a ``.prefetch`` after it), directly, through a method of it or
+    through a wrapper kept in a name: one pass, so the loop around it counts the epochs
+    whatever it is called."""
+    source = TF_BATCHES.format(batches=batches, items=items, iterable=iterable)
+    project = make_project(tmp_path, {"train.py": source,
                                       "requirements.txt": "tensorflow-privacy==0.8.12\n"})
     [pipeline] = build_pipelines(project)
     assert pipeline.sampling == "shuffle"
