@@ -12,6 +12,8 @@ that it calls; its trip count is the number of epochs. A loop named ``epoch`` ar
 steps repeats no pass, and a loop over ``range(E)`` around a pass is an epoch loop whatever its
 names. A loop over the batch source the sampling analysis found for the pipeline (a tf.data
 ``.batch()`` chain, reached through names or a project function's return) makes a pass too.
+A loader that serves a sample of the data makes none: one batch made from an index set, or
+the batches of a lot drawn afresh inside a loop (a pass over the lot, not over the data).
 A step count written E / q, or E * N / B where the sampling rate q is written B / N,
 holds E passes: 1/q steps at rate q draw N examples in expectation.
 """
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 from dpcheck.pipelines.index import ProjectIndex
 from dpcheck.pipelines.provenance import Origin, Provenance
+from dpcheck.pipelines.sampling.decision import loader_dataset
 from dpcheck.pipelines.sampling.loops import LOOP_WRAPPERS, body
 from dpcheck.pipelines.scope import Ctx
 from dpcheck.pipelines.single_batch import whole_batch
@@ -85,17 +88,16 @@ class DataPasses:
         return self._passes(node(loop.expr), where, 0)
 
     def _passes(self, iterable: Node, ctx: Ctx, depth: int) -> bool:
-        """Whether iterating ``iterable`` visits the data once: a loader (not one serving a
-        sampled index set as its one batch), slices ``range(0, n, B)``, ``range(M)`` batches of a
+        """Whether iterating ``iterable`` visits the data once: a loader, or the pipeline's
+        batch source, that does not serve a sample of the data (``_serves_a_sample``), slices ``range(0, n, B)``, ``range(M)`` batches of a
         pass, the M index sets a comprehension over ``range(M)`` draws at once (a random
         allocation of the examples to batches), seen through the calls that wrap an iterable
         (``enumerate``, ``tqdm``) and the names it is kept in."""
         while isinstance(iterable, Call) and iterable.name in LOOP_WRAPPERS and iterable.args:
             [iterable, *_] = iterable.args
-        if self.provenance.origin(iterable, ctx) == Origin.LOADER:
-            return not self._serves_a_sampled_batch(iterable, ctx)
-        if self._made_from_loader(iterable, ctx, 0):
-            return True
+        if self.provenance.origin(iterable, ctx) == Origin.LOADER \
+                or self._made_from_loader(iterable, ctx, 0):
+            return not self._serves_a_sample(iterable, ctx)
         if isinstance(iterable, Call) and iterable.name == "range" and iterable.args:
             return len(iterable.args) == 3 or self._batches_of_a_pass(iterable.args[-1], ctx)
         if isinstance(iterable, Comp) and len(iterable.iterables) == 1 \
@@ -137,18 +139,40 @@ class DataPasses:
         return any(self._made_from_loader(node(value), where, depth + 1)
                    for value, where in self.index.returns(target))
 
-    def _serves_a_sampled_batch(self, loader: Node, ctx: Ctx) -> bool:
-        """Whether a loader serves one batch made from an index set (``single_batch``): that
-        batch is a sample of the data, not a pass over it."""
-        made = loader
-        if isinstance(loader, Name):
-            binding = self.index.attribute(loader.dotted, ctx)
-            assigned = binding.assigned() if binding is not None else None
-            if assigned is not None:
-                value, ctx = assigned
-                made = node(value)
-        served = whole_batch(self.index, made, ctx) if isinstance(made, Call) else None
-        return served is not None and served.indices is not None
+    def _serves_a_sample(self, loader: Node, ctx: Ctx) -> bool:
+        """Whether a loader serves a sample of the data, so that iterating it is no pass over
+        the data: one batch made from an index set (``single_batch``), or the batches of a
+        dataset built, inside a loop, from a part of the data a fresh random selection keeps
+        (``DataLoader(TensorDataset(x[idx], y[idx]))`` with ``idx`` drawn each iteration: a pass
+        over that lot)."""
+        made, ctx = self._value(loader, ctx)
+        if not isinstance(made, Call):
+            return False
+        served = whole_batch(self.index, made, ctx)
+        if served is not None and served.indices is not None:
+            return True
+        dataset = loader_dataset(made)
+        if dataset is None or not self._in_a_loop(ctx):
+            return False
+        data, at = self._value(dataset, ctx)
+        parts = [data, *data.args] if isinstance(data, Call) else [data]
+        return any(self.provenance.origin(part, at) == Origin.BATCH for part in parts)
+
+    def _value(self, expr: Node, ctx: Ctx) -> tuple[Node, Ctx]:
+        """The value a name holds by a plain assignment and where it is made, else ``expr``."""
+        expr = node(expr)
+        binding = self.index.attribute(expr.dotted, ctx) if isinstance(expr, Name) else None
+        assigned = binding.assigned() if binding is not None else None
+        if assigned is None:
+            return expr, ctx
+        value, where = assigned
+        return node(value), where
+
+    def _in_a_loop(self, ctx: Ctx) -> bool:
+        """Whether the statement at ``ctx`` runs inside a loop of its scope."""
+        scope = self.index.scope(ctx)
+        return scope is not None and any(stmt.line == ctx.line and stmt.loop >= 0
+                                         for stmt in scope.statements)
 
     def _batches_of_a_pass(self, count: Node, ctx: Ctx) -> bool:
         """Whether a step count is the number of batches of one pass: a quotient, the length of

@@ -67,6 +67,7 @@ if __name__ == "__main__":
 HANDWRITTEN = '''
 import torch
 from opacus.accountants import RDPAccountant
+from torch.utils.data import DataLoader, TensorDataset
 
 ROWS, RATE, LR, PASSES, SIGMA, CLIP, WIDTH = 5000, 0.02, 0.02, 9, 1.1, 1.0, 100
 
@@ -110,6 +111,21 @@ SLICED_PASSES = '''    for sweep in range(PASSES):
             picked = order[start:start + WIDTH]
             noisy_step(xs[picked], ys[picked])
             accountant.step(noise_multiplier=SIGMA, sample_rate=WIDTH / ROWS)'''
+
+#: A lot kept by a fresh Bernoulli draw each iteration, served in batches by a loader built
+#: from it: iterating the loader is a pass over the lot, not over the data.
+LOT_LOADER = '''    for local in range(PASSES):
+        keep = torch.rand(ROWS) < RATE
+        lot = DataLoader(TensorDataset(xs[keep], ys[keep]), batch_size=WIDTH, shuffle=True)
+        for xb, yb in lot:
+            noisy_step(xb, yb)'''
+
+#: A random part of the data kept once, before training: the training set of every pass.
+HELD_OUT_SPLIT = '''    keep = torch.randperm(ROWS)[:4000]
+    train = DataLoader(TensorDataset(xs[keep], ys[keep]), batch_size=WIDTH, shuffle=True)
+    for sweep in range(PASSES):
+        for xb, yb in train:
+            noisy_step(xb, yb)'''
 
 
 def _scan(tmp_path: Path, source: str) -> tuple[Pipeline, list[str]]:
@@ -235,3 +251,17 @@ def test_a_loop_over_the_pipelines_tf_data_batches_is_a_pass(
     [pipeline] = build_pipelines(project)
     assert pipeline.sampling == "shuffle"
     assert (_value(pipeline, "epochs"), _value(pipeline, "batch_size")) == (5, 250)
+
+
+def test_a_loader_over_a_lot_drawn_in_the_loop_makes_no_pass(tmp_path: Path) -> None:
+    """Each iteration draws a Poisson lot and iterates a loader over it: the loop repeats lots,
+    not passes over the data, so its count (9) is not the epochs."""
+    [pipeline] = build_pipelines(make_project(tmp_path, {
+        "requirements.txt": REQUIREMENTS, "train.py": HANDWRITTEN.format(loop=LOT_LOADER)}))
+    assert "epochs" not in pipeline.params, pipeline.params["epochs"]
+
+
+def test_a_loader_over_a_split_kept_before_training_makes_a_pass(tmp_path: Path) -> None:
+    [pipeline] = build_pipelines(make_project(tmp_path, {
+        "requirements.txt": REQUIREMENTS, "train.py": HANDWRITTEN.format(loop=HELD_OUT_SPLIT)}))
+    assert _value(pipeline, "epochs") == 9
