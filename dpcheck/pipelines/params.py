@@ -4,12 +4,14 @@ provenance; overrides win.
 
 Sources, in order of preference per parameter: the DP library call (``make_private`` keywords,
 the 0.x ``PrivacyEngine`` constructor), the hand-written update (noise std / clip threshold),
-the training loader, the accountant's arguments, then values derived from the others
-(``q = B/N``, ``steps = epochs * ceil(N/B)``). A noise multiplier that differs between the runs
-its callers make (a sweep, ``dpcheck.pipelines.run_values``) is the lowest of them, the run
-that leaks most; any other parameter with several values stays unresolved. Under gradient
-accumulation (``dpcheck.pipelines.accumulation``) a loader's batch is the physical one:
-batch_size is it times k, and q and steps are derived from that logical batch.
+the training loader, the loops (the epochs: the trip count of a loop repeating a pass over the
+data, or E of a step count written E / q; ``dpcheck.pipelines.data_passes``), the accountant's
+arguments, then values derived from the others (``q = B/N``, ``steps = epochs * ceil(N/B)``).
+A noise multiplier that differs between the runs its callers make (a sweep,
+``dpcheck.pipelines.run_values``) is the lowest of them, the run that leaks most; any other
+parameter with several values stays unresolved. Under gradient accumulation
+(``dpcheck.pipelines.accumulation``) a loader's batch is the physical one: batch_size is it
+times k, and q and steps are derived from that logical batch.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from dpcheck.pipelines.accumulation import (
     find_accumulation,
     logical_batch,
 )
+from dpcheck.pipelines.data_passes import DataPasses
 from dpcheck.pipelines.dim import model_size
 from dpcheck.pipelines.handwritten import HandwrittenUpdate, mentions_norm
 from dpcheck.pipelines.index import ProjectIndex
@@ -172,9 +175,14 @@ class ParamCollector:
             if dataset is not None:
                 size = self.values.dataset_size(dataset, ctx)
                 offer(size.param("N") if size else None)
-        offer(self._epochs(scopes, private))
-        if sampling.steps is not None:
-            offer(self._named_in("epochs", "epoch", *sampling.steps))
+        passes = DataPasses(self.index, frozenset((c.path, c.scope) for c in scopes),
+                            sampling.loader)
+        offer(self._epochs(scopes, passes, private))
+        if sampling.steps is not None and sampling.rate is not None:
+            written = passes.passes_in_steps(sampling.steps, sampling.rate)
+            if written is not None:
+                where, epochs = written
+                offer(self._resolve("epochs", epochs, where))
         if usage is not None and usage.keyword("sample_rate") is not None:
             offer(self._batch_of_rate(usage.ctx, usage.keyword("sample_rate")))
         if sampling.batch is not None:
@@ -240,44 +248,57 @@ class ParamCollector:
         return ParamValue("sigma", math.prod(numbers) / clip.value, "derived",
                           Span(ctx.path, ctx.line), "noise std / clip")
 
-    def _epochs(self, scopes: list[Ctx], private: frozenset[Place]) -> ParamValue | None:
-        """The count of the first ``for epoch in range(...)`` loop that may run, among those
-        that run the private update (``private``: the epochs of a non-private model trained in
-        the same run are not the pipeline's) when one does, else among all."""
-        if private:
-            running = self._epoch_count(scopes, private)
-            if running is not None:
-                return running
-        return self._epoch_count(scopes, frozenset())
+    def _epochs(self, scopes: list[Ctx], passes: DataPasses,
+                private: frozenset[Place]) -> ParamValue | None:
+        """The trip count of the first epoch loop that may run, among those that run the
+        private update when a pass over the data is known to run it (``private``: the epochs
+        of a non-private model trained in the same run are not the pipeline's), else among
+        all. An epoch loop is a counted loop whose body makes one pass over the data
+        (``data_passes``), whatever its names."""
+        if private and any(stmt.kind == "for" and passes.is_pass(where, stmt)
+                           and self._runs_private(where, stmt, private)
+                           for where, stmt in self.index.statements(scopes)):
+            return self._epoch_count(scopes, passes, private)
+        return self._epoch_count(scopes, passes, frozenset())
 
-    def _epoch_count(self, scopes: list[Ctx], private: frozenset[Place]) -> ParamValue | None:
+    def _epoch_count(self, scopes: list[Ctx], passes: DataPasses,
+                     private: frozenset[Place]) -> ParamValue | None:
         """The count of the first epoch loop that may run and, given ``private``, runs it."""
         for where, stmt in self.index.statements(scopes):
-            target = stmt.target
             iterable = stmt.expr
-            mentions = any(isinstance(n, Name) and "epoch" in n.dotted.lower()
-                           for n in iterable.walk())
-            if stmt.kind == "for" and isinstance(target, str) and (
-                    "epoch" in target.lower() or (target == "_" and mentions)) \
-                    and (not private or self._runs_private(where, stmt, private)):
-                if isinstance(iterable, Call) and iterable.name == "range" and iterable.args:
-                    bound = self._resolve("epochs", iterable.args[-1], where)
-                    if bound is not None and bound.value is not None:
-                        start = self.values.value(iterable.argument(0), where) \
-                            if len(iterable.args) > 1 else None
-                        if start is not None:
-                            return replace(bound, value=bound.value - start.value,
-                                           source="derived")
-                        return bound
+            if stmt.kind != "for" or not isinstance(iterable, Call) \
+                    or iterable.name != "range" or not iterable.args:
+                continue
+            if private and not self._runs_private(where, stmt, private):
+                continue
+            if not self._repeats_pass(where, stmt, passes):
+                continue
+            bound = self._resolve("epochs", iterable.args[-1], where)
+            if bound is not None and bound.value is not None:
+                start = self.values.value(iterable.argument(0), where) \
+                    if len(iterable.args) > 1 else None
+                if start is not None:
+                    return replace(bound, value=bound.value - start.value, source="derived")
+                return bound
         return None
+
+    def _repeats_pass(self, where: Ctx, loop: Statement, passes: DataPasses) -> bool:
+        """Whether the loop header ``loop`` (read at ``where``) repeats a pass over the data."""
+        found = self._placed(where, loop)
+        return found is not None and passes.repeats_pass(*found)
 
     def _runs_private(self, where: Ctx, loop: Statement, private: frozenset[Place]) -> bool:
         """Whether the loop header ``loop`` (read at ``where``) runs the private update."""
+        found = self._placed(where, loop)
+        return found is not None and runs_private(*found, private)
+
+    def _placed(self, where: Ctx, loop: Statement) -> tuple[Ctx, list[Statement], int] | None:
+        """The scope of the loop header ``loop`` (read at ``where``), its statements and the
+        header's position among them."""
         scope = self.index.scope(where)
         stmts = scope.statements if scope is not None else []
         position = next((i for i, stmt in enumerate(stmts) if stmt is loop), None)
-        return position is not None and runs_private(Ctx(where.path, where.scope), stmts, position,
-                                                     private)
+        return None if position is None else (Ctx(where.path, where.scope), stmts, position)
 
     def _batch_of_rate(self, ctx: Ctx, ir: IR) -> ParamValue | None:
         """The expected batch size B of a sample rate written ``B / N``."""
@@ -305,22 +326,6 @@ class ParamCollector:
             size = self._resolve("N", denominator, where)
             offer(replace(size, expression=f"the N of the q = B/N given to {call.name}")
                   if size is not None else None)
-
-    def _named_in(self, name: str, word: str, ctx: Ctx, ir: IR) -> ParamValue | None:
-        """A parameter read from a name mentioning ``word`` inside an expression (the
-        ``EPOCHS`` of ``range(int(EPOCHS / q))``)."""
-        for part in node(ir).walk():
-            if isinstance(part, Name) and word in part.dotted.lower():
-                return self._resolve(name, part, ctx)
-            if isinstance(part, Name):
-                binding = self.index.attribute(part.dotted, ctx)
-                if binding is not None and binding.kind == "assign" and binding.ir is not None \
-                        and binding.index is None:
-                    found = self._named_in(name, word, replace(binding.ctx, line=binding.line),
-                                           binding.ir)
-                    if found is not None:
-                        return found
-        return None
 
     @staticmethod
     def _derive(params: dict[str, ParamValue], usage: OpacusUsage | None,

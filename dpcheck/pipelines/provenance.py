@@ -38,12 +38,14 @@ per place and pipeline scope, a cycle leaves the origin UNKNOWN.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from enum import Enum
 
 from dpcheck.pipelines.binding import Binding
 from dpcheck.pipelines.index import ProjectIndex
 from dpcheck.pipelines.questions import frozen
+from dpcheck.pipelines.sampling.sampler_calls import SamplerCalls
 from dpcheck.pipelines.scope import Ctx
 from dpcheck.pipelines.values import known_dataset
 from dpcheck.pipelines.vocabulary import calls_in, vocabulary
@@ -53,10 +55,12 @@ from dpcheck.sites.nodes import (
     Call,
     Comp,
     Compare,
+    Const,
     Name,
     Node,
     Num,
     Seq,
+    Str,
     Subscript,
     node,
 )
@@ -325,7 +329,7 @@ class Provenance:
             # What a random selection selects is a random selection (``arange(n)[mask]``).
             return self.is_sample_index(expr.value, ctx) or self.is_sample_index(expr.index, ctx)
         if isinstance(expr, Compare):
-            return self.is_sample_index(expr.left, ctx)
+            return self.is_sample_index(expr.left, ctx) or self._allocates(expr, ctx)
         if not isinstance(expr, Call):
             return False
         if calls_in("sampling_draws", expr, ctx, self.index):
@@ -364,20 +368,48 @@ class Provenance:
 
     def uniform_draw(self, expr: Node, ctx: Ctx) -> tuple[Call, Ctx] | None:
         """The uniform draw (``np.random.rand(n)``) a value holds and where it is made: the
-        call itself, or the draw a local name was assigned (``u = rand(n); keep = u < q``),
-        each name followed a question of the memo and cycle guard."""
+        call itself, or the draw a local name was assigned (``u = rand(n); keep = u < q``)."""
+        return self._held_call(expr, ctx, "uniform", lambda call, where: calls_in(
+            "uniform_draws", call, where, self.index))
+
+    def _allocates(self, test: Compare, ctx: Ctx) -> bool:
+        """Whether an equality test picks the members of one batch of a random allocation:
+        random integers drawn with replacement (the sampler table's ``with-replacement``
+        draws: ``randint``, ``rng.integers``), one per example, compared with a batch number
+        that is not a literal (``bins == b``). A random integer is a selection only by such a
+        use (or as an index, which ``_subscript`` reads from the indexed value): random labels
+        put in a dataset, or compared with a class constant, select no examples."""
+        if test.op != "==":
+            return False
+        calls = SamplerCalls(self.index)
+
+        def with_replacement(call: Call, where: Ctx) -> bool:
+            api = calls.api_of(call, where)
+            return api is not None and api.role == "draw" \
+                and calls.selected(api, call, where) == "with-replacement"
+
+        sides = (test.left, test.right), (test.right, test.left)
+        return any(not isinstance(other, (Num, Str, Const))
+                   and self._held_call(drawn, ctx, "with-replacement", with_replacement) is not None
+                   for drawn, other in sides)
+
+    def _held_call(self, expr: Node, ctx: Ctx, kind: str,
+                   accepts: Callable[[Call, Ctx], bool]) -> tuple[Call, Ctx] | None:
+        """The call ``accepts`` takes (``kind`` names what it accepts) that a value holds and
+        where it is made: the call itself, or the call a local name was assigned, followed
+        through plain assignments, each name a question of the memo and cycle guard."""
         expr = node(expr)
         if isinstance(expr, Call):
-            return (expr, ctx) if calls_in("uniform_draws", expr, ctx, self.index) else None
+            return (expr, ctx) if accepts(expr, ctx) else None
         if not isinstance(expr, Name):
             return None
 
         def followed() -> tuple[Call, Ctx] | None:
             binding = self.index.attribute(expr.dotted, ctx)
             assigned = binding.assigned() if binding is not None else None
-            return self.uniform_draw(*assigned) if assigned is not None else None
+            return self._held_call(*assigned, kind, accepts) if assigned is not None else None
 
-        return self.index.questions.ask(("uniform-draw", expr.dotted, ctx, self.index.reach),
+        return self.index.questions.ask(("held-call", kind, expr.dotted, ctx, self.index.reach),
                                         followed, None)
 
     def _passed_mask(self, binding: Binding) -> bool:

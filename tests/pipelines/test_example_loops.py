@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.pipelines.builder import pipelines_of
+from dpcheck import engine
+from tests.pipelines.builder import make_project, pipelines_of
 
 LOOP = '''
 import numpy as np
@@ -107,3 +108,54 @@ def test_a_loop_that_differentiates_the_whole_batch_is_not_per_example(tmp_path:
     code = LOOP.replace("{draw}", NAMED_DRAW).replace("{sum}", RUNNING).replace(
         "net(xb[i:i + 1]), yb[i:i + 1]", "net(xb), yb")
     assert pipelines_of(tmp_path, {"train.py": code, "requirements.txt": "opacus==1.4.0\n"}) == []
+
+
+SPLIT_STEPS = '''
+import numpy as np
+import torch
+from opacus.accountants import RDPAccountant
+from torch import nn
+
+B, SIGMA, C = 64, 4.0, 4.0
+
+
+def split(xs, ys):
+    u = np.random.rand(len(xs))
+    keep = u < np.percentile(u, 70)
+    return xs[keep], ys[keep], xs[~keep], ys[~keep]
+
+
+def main():
+    xs, ys = torch.load("train.pt")
+    xtr, ytr, xva, yva = split(xs, ys)
+    net = nn.Linear(20, 2)
+    accountant = RDPAccountant()
+    for step in range(len(xtr) // B):
+        idx = np.random.randint(len(xtr), size=B)
+        net.zero_grad()
+        nn.functional.cross_entropy(net(xtr[idx]), ytr[idx]).backward()
+        with torch.no_grad():
+            for p in net.parameters():
+                g = p.grad / max(1.0, float(p.grad.norm()) / C)
+                p -= 0.01 * (g + torch.normal(0.0, SIGMA * C, size=p.shape))
+        accountant.step(noise_multiplier=SIGMA, sample_rate=B / len(xtr))
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+def test_steps_counted_over_a_random_split_are_not_a_loop_over_examples(tmp_path: Path) -> None:
+    """The step loop runs len(xtr) // B times, xtr a random 70% split of the data (its length a
+    realized size), but its counter selects nothing and every step clips the gradient of the
+    whole batch's loss: no per-example clipping, so no pipeline (before, the range over a
+    realized size made it a loop over examples and an SGM pipeline formed). The never-silent
+    note says what was seen and that the per-example clipping was not found."""
+    root = tmp_path / "project"
+    make_project(root, {"train.py": SPLIT_STEPS, "requirements.txt": "opacus==1.4.0\n"})
+    result = engine.scan(engine.ScanOptions(paths=[root], use_cache=False, jobs=1))
+    assert result.pipelines == []
+    [note] = result.findings
+    assert (note.rule, note.severity.value, note.span.line) == ("DP107", "info", 19)
+    assert "per-example clipping" in note.message

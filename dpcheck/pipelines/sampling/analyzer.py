@@ -30,7 +30,7 @@ from dpcheck.pipelines.provenance import Origin
 from dpcheck.pipelines.sampling.decision import EVAL_NAME, NO_SAMPLING, Sampling, agreed
 from dpcheck.pipelines.sampling.index_draws import IndexDraws
 from dpcheck.pipelines.sampling.loaders import LoaderReader
-from dpcheck.pipelines.sampling.loops import drawn, loader_passes, takes_steps
+from dpcheck.pipelines.sampling.loops import LOOP_WRAPPERS, drawn, loader_passes, takes_steps
 from dpcheck.pipelines.sampling.sampler_calls import SamplerCalls
 from dpcheck.pipelines.scope import Ctx
 from dpcheck.sites.ir import tail_name
@@ -146,7 +146,7 @@ class SamplingAnalyzer:
         batch source found but not decided (an ``unknown`` with sampler evidence: a project
         generator), is kept as ``unknown``: another loop's loader must not stand in for it."""
         iterable = stmt.expr
-        while isinstance(iterable, Call) and iterable.name in _LOOP_WRAPPERS and iterable.args:
+        while isinstance(iterable, Call) and iterable.name in LOOP_WRAPPERS and iterable.args:
             iterable = iterable.argument(0)
         if isinstance(iterable, Name) and EVAL_NAME.search(iterable.dotted):
             return None

@@ -12,6 +12,9 @@ from dpcheck.pipelines.scope import Ctx
 from dpcheck.sites.nodes import BinOp, Call, Node, ReadAt, walk
 from dpcheck.sites.views import Statement
 
+#: Calls whose first argument is the loader the loop iterates (with an index, a progress bar,
+#: other sequences alongside).
+LOOP_WRAPPERS = ("enumerate", "tqdm", "zip")
 #: Calls that make a loop over a loader a training loop (``step*`` too: ``step_dp``).
 TRAINING_CALLS = frozenset({"backward", "virtual_step", "apply_gradients", "minimize"})
 
