@@ -433,6 +433,10 @@ class Evaluator:
                                      depth + 1)
         if isinstance(expr, Call) and expr.args and expr.method in SAME_LENGTH:
             return self.dataset_size(expr.argument(0), ctx, depth + 1)
+        if isinstance(expr, Call):
+            return self._built_size(expr, ctx, depth)
+        if isinstance(expr, Attr) and expr.attr in VIEW_ATTRIBUTES:
+            return self.dataset_size(expr.base, ctx, depth + 1)
         if not isinstance(expr, Name):
             return None
         base, attr = expr.base, expr.last
@@ -441,20 +445,36 @@ class Evaluator:
             return self.dataset_size(Name(["r", base]), ctx, depth + 1)
         if binding is None or binding.kind != "assign" or binding.ir is None:
             return None
-        value = binding.ir
+        return self._bound_size(binding, depth)
+
+    def _bound_size(self, binding: Binding, depth: int) -> Value | None:
+        """The number of examples of the dataset an assignment binds."""
+        if binding.kind != "assign" or binding.ir is None:
+            return None
         where = replace(binding.ctx, line=binding.line)
         if binding.index:
-            return self._element_size(value, binding.index, where, depth + 1)
-        if not isinstance(value, Call) or value.method in _view_methods():
-            return self.dataset_size(value, where, depth + 1)
-        subset = subset_size(self, value, where, depth)
+            return self._element_size(binding.ir, binding.index, where, depth + 1)
+        return self.dataset_size(binding.ir, where, depth + 1)
+
+    def _built_size(self, call: Call, ctx: Ctx, depth: int) -> Value | None:
+        """The number of examples of the dataset ``call`` builds or returns: a ``Subset``, a
+        ``TensorDataset``, a well-known dataset, a project function's returned dataset."""
+        subset = subset_size(self, call, ctx, depth)
         if subset is not None:
-            return Value(subset, "dataset-size", where.path, where.line,
+            return Value(subset, "dataset-size", ctx.path, ctx.line,
                          "the length of the Subset's indices")
-        tensor = value.argument(0)
-        if value.method == "TensorDataset" and tensor is not None:
-            return self._rows(tensor, where, depth + 1)
-        return _known_size(value, None, where) or self._returned_size(value, (), where, depth)
+        if call.method == "TensorDataset":
+            return self._common_length(call.args, ctx, depth + 1)
+        return _known_size(call, None, ctx) or self._returned_size(call, (), ctx, depth)
+
+    def _common_length(self, tensors: list[Node], ctx: Ctx, depth: int) -> Value | None:
+        """The number of examples of a dataset built from same-length tensors
+        (``TensorDataset(xs, ys)``): the length of any of them whose length is known (the rows
+        of a literal shape, a well-known dataset's ``data``/``targets``), when the known ones
+        agree; None when none is known or they disagree."""
+        lengths = [self._rows(tensor, ctx, depth) or self.dataset_size(tensor, ctx, depth)
+                   for tensor in tensors]
+        return _agreed([length for length in lengths if length is not None])
 
     def _element_size(self, ir: Node, index: tuple[int, ...], ctx: Ctx, depth: int) -> Value | None:
         """The number of examples of item ``index`` of the tuple ``ir`` evaluates to, through
@@ -490,11 +510,16 @@ class Evaluator:
                                         None)
 
     def _agreed_size(self, function: Ctx, index: tuple[int, ...], depth: int) -> Value | None:
-        sizes = [self._element_size(returned, index, where, depth + 1)
-                 for returned, where in self.index.returns(function)]
-        numbers = {size.value if size is not None else None for size in sizes}
-        first = next(iter(sizes), None)
-        return first if len(numbers) == 1 and None not in numbers else None
+        return _agreed([self._element_size(returned, index, where, depth + 1)
+                        for returned, where in self.index.returns(function)])
+
+
+def _agreed(sizes: list[Value | None]) -> Value | None:
+    """The size every one of ``sizes`` gives (the first's provenance); None when there is none,
+    one is unknown or two differ: which one holds is not decided, and unknown beats wrong."""
+    numbers = {size.value if size is not None else None for size in sizes}
+    first = next(iter(sizes), None)
+    return first if len(numbers) == 1 and None not in numbers else None
 
 
 def _view_methods() -> frozenset[str]:
@@ -538,6 +563,8 @@ def _substituted(part: Any, passed: dict[str, Node]) -> Any:
 
 
 TENSOR_FACTORIES = frozenset({"randn", "rand", "zeros", "ones", "empty", "full"})
-#: Conversions that keep the first dimension: ``np.array(x)``, ``tf.convert_to_tensor(x)``.
-SAME_LENGTH = frozenset({"array", "asarray", "convert_to_tensor"})
+#: Conversions that keep the first dimension: ``np.array(x)``, ``tf.convert_to_tensor(x)``,
+#: ``torch.tensor(x)``.
+SAME_LENGTH = frozenset({"array", "asarray", "convert_to_tensor", "tensor", "as_tensor",
+                         "from_numpy"})
 
