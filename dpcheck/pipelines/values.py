@@ -445,6 +445,9 @@ class Evaluator:
             return self.dataset_size(Name(["r", base]), ctx, depth + 1)
         if binding is None or binding.kind != "assign" or binding.ir is None:
             return None
+        alternatives = self.index.reaching(expr.dotted, ctx) if not base else []
+        if len(alternatives) > 1:
+            return _agreed([self._bound_size(other, depth) for other in alternatives])
         return self._bound_size(binding, depth)
 
     def _bound_size(self, binding: Binding, depth: int) -> Value | None:

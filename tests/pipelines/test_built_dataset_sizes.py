@@ -1,6 +1,8 @@
 """N where the code says it, so the FEASGM divisor check (docs/theory.md#divisor-dependence) runs
 on the real size: a dataset built from same-length tensors has the length of any of them whose
-length is known. Real projects on disk, the real engine and builder."""
+length is known, and a dataset a helper returns from a dispatch is the one of the arm the default
+configuration takes (unknown when the arm is not decided, never the last arm's). Real projects
+on disk, the real engine and builder."""
 
 from __future__ import annotations
 
@@ -9,8 +11,10 @@ from pathlib import Path
 import pytest
 
 from dpcheck import engine
+from dpcheck.bounds.attach import attach_bounds
 from dpcheck.model import Pipeline
 from dpcheck.pipelines import build_pipelines
+from dpcheck.rules import evaluate
 from tests.fixture_projects import fixture_project
 from tests.pipelines.builder import make_project
 
@@ -27,6 +31,15 @@ def test_tensors_of_unknown_length_beside_mnist_targets_hold_60000_examples() ->
     [pipeline], findings = _scanned("tensor_dataset_known_labels_feasgm")
     assert pipeline.params["N"].value == 60000
     assert findings == [("DP101", "info", "train.py", 33)]
+
+
+def test_the_helpers_dataset_is_the_default_arms() -> None:
+    """The default settings select CIFAR-10 (the first arm): N = 50000, B = 240, q = 1/209,
+    int(N*q) = 239 at N - 1, N and N + 1: a note. The MNIST arm, written last, would give an
+    error (int(60000/250) = 240 but int(59999/250) = 239)."""
+    [pipeline], findings = _scanned("dataset_helper_default_arm_feasgm")
+    assert pipeline.params["N"].value == 50000
+    assert findings == [("DP101", "info", "run.py", 30)]
 
 
 BUILT = '''
@@ -79,3 +92,107 @@ def test_a_tensor_dataset_without_one_agreed_length_has_no_n(tmp_path: Path, ten
     project = make_project(tmp_path, {"train.py": code, "requirements.txt": "opacus==1.4.0\n"})
     [pipeline] = build_pipelines(project)
     assert "N" not in pipeline.params
+
+
+HELPER = '''
+from torchvision import datasets
+
+
+def training_split(name):
+    if name == "photos":
+        chosen = datasets.CIFAR100("d", train=True)
+    elif name == "glyphs":
+        chosen = datasets.{second}("d", train=True)
+    else:
+        raise ValueError(name)
+    return chosen
+'''
+CALLER = '''
+import argparse
+import sys
+
+import torch
+from opacus import PrivacyEngine
+from torch.utils.data import DataLoader
+
+from splits import training_split
+
+
+def main(which):
+    examples = training_split(which)
+    loader = DataLoader(examples, batch_size=240, shuffle=True)
+    model = torch.nn.Linear(784, 10)
+    engine = PrivacyEngine()
+    model, optimizer, loader = engine.make_private(
+        module=model, optimizer=torch.optim.SGD(model.parameters(), lr=0.1), data_loader=loader,
+        noise_multiplier=1.0, max_grad_norm=1.0)
+    for epoch in range(3):
+        for x, y in loader:
+            optimizer.zero_grad()
+            torch.nn.functional.cross_entropy(model(x.flatten(1)), y).backward()
+            optimizer.step()
+    print(engine.get_epsilon(delta=1e-5))
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--data", default="photos")
+    main({passed})
+'''
+
+
+@pytest.mark.parametrize(("passed", "second", "size", "severity"), [
+    # the option default selects the first arm (CIFAR-100), not the last one written (KMNIST)
+    ("parser.parse_args().data", "KMNIST", 50000, "info"),
+    ('"photos"', "KMNIST", 50000, "info"),
+    # a literal selecting the last arm
+    ('"glyphs"', "KMNIST", 60000, "error"),
+    # not decided (a command-line word), both arms 50000: the size does not depend on the arm
+    ("sys.argv[1]", "CIFAR10", 50000, "info"),
+    # not decided, the arms differ: N is unknown, never the last arm's
+    ("sys.argv[1]", "KMNIST", None, "error"),
+])
+def test_the_returned_dataset_is_the_arm_the_caller_selects(
+        tmp_path: Path, passed: str, second: str, size: int | None, severity: str) -> None:
+    """B = 240: at N = 50000, q = 1/209 and int(N*q) = 239 at N - 1, N and N + 1 (a note); at
+    N = 60000, q = 1/250 and int(N*q) = 240 but 239 at N - 1 (an error), as when N is unknown."""
+    project = make_project(tmp_path, {
+        "train.py": CALLER.format(passed=passed), "splits.py": HELPER.format(second=second),
+        "requirements.txt": "opacus==1.4.0\n"})
+    pipelines = build_pipelines(project)
+    [pipeline] = pipelines
+    assert (pipeline.params["N"].value if "N" in pipeline.params else None) == size
+    findings = attach_bounds(evaluate(pipelines, project), pipelines)
+    assert [(f.rule, f.severity.value) for f in findings] == [("DP101", severity)]
+
+
+PLACEHOLDER = '''
+from torchvision import datasets
+
+
+def training_split(name):
+    chosen = None
+    if name == "photos":
+        chosen = datasets.CIFAR100("d", train=True)
+    elif name == "glyphs":
+        chosen = datasets.CIFAR10("d", train=True)
+{last}
+    return chosen
+'''
+
+
+@pytest.mark.parametrize(("last", "size"), [
+    # every arm replaces the placeholder and every arm has 50000 examples
+    ('    else:\n        chosen = datasets.CIFAR100("d", train=True)', 50000),
+    # every arm replaces it, but the last one is a test split of 10000
+    ('    else:\n        chosen = datasets.CIFAR10("d", train=False)', None),
+    # without an else the placeholder may reach the return: nothing to size
+    ("", None),
+])
+def test_an_undecided_dispatch_is_sized_only_when_every_reaching_arm_agrees(
+        tmp_path: Path, last: str, size: int | None) -> None:
+    project = make_project(tmp_path, {
+        "train.py": CALLER.format(passed="sys.argv[1]"), "splits.py": PLACEHOLDER.format(last=last),
+        "requirements.txt": "opacus==1.4.0\n"})
+    [pipeline] = build_pipelines(project)
+    assert (pipeline.params["N"].value if "N" in pipeline.params else None) == size
