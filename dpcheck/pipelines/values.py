@@ -202,18 +202,33 @@ class Evaluator:
         binding = self.index.attribute(expr.dotted, ctx) if isinstance(expr, Name) else \
             self.index.parsed_option(expr.base, ctx, expr.attr) \
             if isinstance(expr, Attr) and isinstance(expr.base, Call) else None
+        if binding is None and isinstance(expr, Name) and expr.base:
+            return self._passed_attribute(expr, ctx)
         if binding is None or binding.ir is None and binding.kind != "param":
             return None
         if binding.kind == "param":
-            passed = {self.literal(arg, where) for where, arg in self.index.arguments(binding)}
-            values = {(type(p.value), p.value) if p else None for p in passed}
-            if passed:
-                return passed.pop() if len(values) == 1 and None not in values else None
-            return self.literal(binding.ir, binding.ctx)
+            passed = [self.literal(arg, where) for where, arg in self.index.arguments(binding)]
+            return _same_literal(passed) if passed else self.literal(binding.ir, binding.ctx)
         if binding.kind not in ("assign", "option") or binding.index \
                 or (binding.kind == "assign" and self.index.mutated(binding)):
             return None
         return self.literal(binding.ir, replace(binding.ctx, line=binding.line))
+
+    def _passed_attribute(self, expr: Name, ctx: Ctx) -> Literal | None:
+        """``p.attr`` of a parameter ``p`` without a default: the constant the attribute holds
+        in what every caller passes (``settings.corpus`` where each entry script passes its own
+        parsed options), when they agree; the attribute's value comes from the callers even when
+        they pass different objects."""
+        owner = self.index.bind(expr.base, ctx)
+        if owner is None or owner.kind != "param" or owner.ir is not None:
+            return None
+        passed: list[Literal | None] = []
+        for where, arg in self.index.arguments(owner):
+            arg = node(arg)
+            read = Name(["r", f"{arg.dotted}.{expr.last}"]) if isinstance(arg, Name) else \
+                Attr([Attr.TAG, arg, expr.last]) if isinstance(arg, Call) else None
+            passed.append(self.literal(read, where) if read is not None else None)
+        return _same_literal(passed)
 
     def truth(self, test: IR, ctx: Ctx) -> bool | None:
         """Whether an ``if`` test holds under the default configuration (comparisons of
@@ -515,6 +530,13 @@ class Evaluator:
     def _agreed_size(self, function: Ctx, index: tuple[int, ...], depth: int) -> Value | None:
         return _agreed([self._element_size(returned, index, where, depth + 1)
                         for returned, where in self.index.returns(function)])
+
+
+def _same_literal(passed: list[Literal | None]) -> Literal | None:
+    """The constant every one of ``passed`` holds (of one type too); None when there is none,
+    one is not decided or two differ."""
+    values = {(type(p.value), p.value) if p else None for p in passed}
+    return next(iter(passed)) if len(values) == 1 and None not in values else None
 
 
 def _agreed(sizes: list[Value | None]) -> Value | None:

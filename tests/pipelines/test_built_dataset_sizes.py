@@ -196,3 +196,65 @@ def test_an_undecided_dispatch_is_sized_only_when_every_reaching_arm_agrees(
         "requirements.txt": "opacus==1.4.0\n"})
     [pipeline] = build_pipelines(project)
     assert (pipeline.params["N"].value if "N" in pipeline.params else None) == size
+
+
+CHOOSER = '''
+from torchvision import datasets
+
+
+def training_split(options):
+    if options.data == "photos":
+        chosen = datasets.CIFAR100("d", train=True)
+    else:
+        chosen = datasets.KMNIST("d", train=True)
+    return chosen
+'''
+SCRIPT = '''
+import argparse
+
+import torch
+from opacus import PrivacyEngine
+from torch.utils.data import DataLoader
+
+from chooser import training_split
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--data", default="{default}")
+options = parser.parse_args()
+loader = DataLoader(training_split(options), batch_size=240, shuffle=True)
+model = torch.nn.Linear(784, 10)
+engine = PrivacyEngine()
+model, optimizer, loader = engine.make_private(
+    module=model, optimizer=torch.optim.SGD(model.parameters(), lr=0.1), data_loader=loader,
+    noise_multiplier=1.0, max_grad_norm=1.0)
+for x, y in loader:
+    optimizer.zero_grad()
+    torch.nn.functional.cross_entropy(model(x.flatten(1)), y).backward()
+    optimizer.step()
+print(engine.get_epsilon(delta=1e-5))
+'''
+
+
+@pytest.mark.parametrize(("second", "sizes"), [
+    # both scripts' options default to the first arm: decided, although they are two objects
+    ("photos", {"one.py": 50000, "two.py": 50000}),
+    # their defaults differ: the arm the shared helper takes is not decided
+    ("glyphs", {"one.py": None, "two.py": None}),
+])
+def test_an_attribute_of_a_parameter_is_the_value_every_caller_passes(
+        tmp_path: Path, second: str, sizes: dict[str, int | None]) -> None:
+    project = make_project(tmp_path, {
+        "one.py": SCRIPT.format(default="photos"), "two.py": SCRIPT.format(default=second),
+        "chooser.py": CHOOSER, "requirements.txt": "opacus==1.4.0\n"})
+    found = {p.path: p.params["N"].value if "N" in p.params else None
+             for p in build_pipelines(project)}
+    assert found == sizes
+
+
+def test_two_entries_passing_their_own_options_with_one_default_decide_the_dispatch() -> None:
+    """Both scripts default to CIFAR-10: N = 50000 and B = 240 (int(N*q) = 239 at N - 1, N and
+    N + 1): a note for each entry, nothing else."""
+    pipelines, findings = _scanned("two_entries_one_dispatch_default_feasgm")
+    assert sorted((p.path, p.params["N"].value) for p in pipelines) \
+        == [("narrow.py", 50000), ("wide.py", 50000)]
+    assert findings == [("DP101", "info", "narrow.py", 23), ("DP101", "info", "wide.py", 23)]
