@@ -6,7 +6,9 @@ parameter, a module constant (of this or an imported module), a class attribute,
 library module or object. ``attribute`` resolves ``base.attr`` through what ``base`` is (parsed
 options, a config object or class, ``self``, an imported module, a parameter followed to what its
 callers pass). ``library_name`` gives the import-qualified name of a library object, so library
-APIs are matched by where they come from, never by the last part of a name.
+APIs are matched by where they come from, never by the last part of a name. Seen from a pipeline,
+an assignment in a dispatch arm its default configuration skips binds nothing; ``reaching`` lists
+the assignments a reader may see when an ``if`` before it is not decided.
 """
 
 from __future__ import annotations

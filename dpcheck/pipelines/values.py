@@ -5,7 +5,9 @@ constants (across imports), argparse/click/absl defaults, dict and namespace con
 keyed by constants), function defaults (or what every call site passes; a ``*``/``**``
 argument passes something unknown), simple arithmetic, calls of one-``return`` project
 helpers, and the training-set sizes of well-known datasets (through unpacked returns of project
-functions). Anything else is None: the caller reports the parameter as unresolved.
+functions, and of a ``TensorDataset`` of tensors one of which has a known length). A dataset name
+that several ``if`` arms assign, the arm not decided, is sized only when the arms agree. Anything
+else is None: the caller reports the parameter as unresolved.
 
 One module over 500 lines on purpose: every kind of value it reads is a case of the same
 recursive question, answered under one budget of questions and one memo.
