@@ -52,7 +52,8 @@ class _Shared:
     partials: tuple[str, ...] | None = None
     partial_calls: dict[str, list[tuple[Ctx, IR]]] | None = None
     hook_classes: frozenset[str] | None = None
-    bindings: dict[tuple[str, Ctx], Binding | None] = field(default_factory=dict)
+    bindings: dict[tuple[str, Ctx, frozenset[tuple[str, str, int, int]]], Binding | None] = field(
+        default_factory=dict)
     call_sites: dict[tuple[Ctx, frozenset[tuple[str, str]]], list[tuple[Ctx, IR]]] = \
         field(default_factory=dict)
     functions: dict[tuple[str, Ctx, frozenset[tuple[str, str]]], Ctx | None] = \

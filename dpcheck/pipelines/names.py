@@ -6,7 +6,9 @@ parameter, a module constant (of this or an imported module), a class attribute,
 library module or object. ``attribute`` resolves ``base.attr`` through what ``base`` is (parsed
 options, a config object or class, ``self``, an imported module, a parameter followed to what its
 callers pass). ``library_name`` gives the import-qualified name of a library object, so library
-APIs are matched by where they come from, never by the last part of a name.
+APIs are matched by where they come from, never by the last part of a name. Seen from a pipeline,
+an assignment in a dispatch arm its default configuration skips binds nothing; ``reaching`` lists
+the assignments a reader may see when an ``if`` before it is not decided.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ class NamesMixin:
         Summaries do not change while a project is linked, so top-level answers are kept."""
         if depth:
             return self._bind(name, ctx, depth)
-        key = (name, ctx)
+        key = (name, ctx, self.skipped_arms)
         if key not in self.shared.bindings:
             self.shared.bindings[key] = self._bind(name, ctx, 0)
         return self.shared.bindings[key]
@@ -48,7 +50,7 @@ class NamesMixin:
         summary = self.summary(ctx.path)
         if scope is None or summary is None:
             return None
-        found = self._local(name, ctx, scope)
+        found = self._local(name, ctx, scope, pruned=True)
         if found is not None:
             return found
         for param in scope.params:
@@ -95,8 +97,20 @@ class NamesMixin:
                     writers.setdefault(name, []).append(qual)
         return {name: tuple(quals) for name, quals in writers.items()}
 
-    def _local(self, name: str, ctx: Ctx, scope: Scope) -> Binding | None:
-        best: Binding | None = None
+    def _local(self, name: str, ctx: Ctx, scope: Scope, pruned: bool = False) -> Binding | None:
+        """The last assignment of ``name`` in ``scope`` before the reader at ``ctx`` that may
+        run with it (not in another arm of an ``if`` the reader sits in; with ``pruned``, not
+        in an arm the pipeline skips either)."""
+        found = self._assignments(name, ctx, scope, pruned)
+        if not found:
+            return None
+        last, _ = found[-1]
+        return last
+
+    def _assignments(self, name: str, ctx: Ctx, scope: Scope,
+                     pruned: bool) -> list[tuple[Binding, list[tuple[int, int]]]]:
+        """The assignments ``_local`` chooses from, in order, each with its ``if`` arms."""
+        found: list[tuple[Binding, list[tuple[int, int]]]] = []
         reader: list[tuple[int, int]] | None = None
         for stmt in scope.statements:
             if stmt.line >= ctx.line:
@@ -109,12 +123,28 @@ class NamesMixin:
             if stmt.arms:
                 if reader is None:
                     reader = _arms_at(scope, ctx.line)
-                if _exclusive(stmt.arms, reader):
+                if _exclusive(stmt.arms, reader) or (pruned and not self.runs(ctx, stmt)):
                     continue
             kind = "loop" if stmt.kind == "for" else "assign"
-            best = Binding(kind, stmt.expr, Ctx(ctx.path, ctx.scope, stmt.line),
-                           stmt.line, index or None, name)
-        return best
+            found.append((Binding(kind, stmt.expr, Ctx(ctx.path, ctx.scope, stmt.line),
+                                  stmt.line, index or None, name), stmt.arms))
+        return found
+
+    def reaching(self, name: str, ctx: Ctx) -> list[Binding]:
+        """The local assignments of ``name`` whose value the reader at ``ctx`` may see: the
+        last one (``bind``) and, when it sits in an ``if`` arm the reader is not inside, the
+        earlier ones that some run does not replace (another arm's, one before the ``if``).
+        Arms the pipeline skips are left out, so a dispatch decided by the default
+        configuration leaves one. Several: which one the reader sees depends on an ``if`` that
+        is not decided."""
+        scope = self.scope(ctx)
+        if scope is None:
+            return []
+        found = self._assignments(name, ctx, scope, pruned=True)
+        reader = set(_arms_at(scope, ctx.line))
+        return [binding for i, (binding, arms) in enumerate(found)
+                if not any(_replaced(arms[:cut], reader, found[i + 1:])
+                           for cut in range(len(arms) + 1))]
 
     def _global(self, name: str, ctx: Ctx, summary: ModuleSummary, depth: int) -> Binding | None:
         head, _, rest = name.partition(".")
@@ -480,6 +510,21 @@ def _positions(target: Any, name: str, prefix: tuple[int, ...] = ()) -> tuple[in
 def _arms_at(scope: Scope, line: int) -> list[tuple[int, int]]:
     """The ``if`` arms of the statement of ``scope`` at ``line`` (none if there is no such one)."""
     return next((s.arms for s in scope.statements if s.line == line), [])
+
+
+def _replaced(path: list[tuple[int, int]], reader: set[tuple[int, int]],
+              later: list[tuple[Binding, list[tuple[int, int]]]]) -> bool:
+    """Whether every run through the ``if`` arms ``path`` (outside those the reader sits in)
+    reaches one of the ``later`` assignments: one sits in exactly these arms, or both arms of
+    one ``if`` inside them are replaced."""
+    own = [arm for arm in path if arm not in reader]
+    nested = [[arm for arm in arms if arm not in reader] for _, arms in later]
+    if any(arms == own for arms in nested):
+        return True
+    depth = len(own)
+    tests = {test for arms in nested if arms[:depth] == own for test, _ in arms[depth:depth + 1]}
+    return any(all(_replaced([*own, (line, arm)], reader, later) for arm in (0, 1))
+               for line in tests)
 
 
 def _exclusive(arms: list[tuple[int, int]], other: list[tuple[int, int]]) -> bool:

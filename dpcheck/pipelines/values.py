@@ -5,7 +5,9 @@ constants (across imports), argparse/click/absl defaults, dict and namespace con
 keyed by constants), function defaults (or what every call site passes; a ``*``/``**``
 argument passes something unknown), simple arithmetic, calls of one-``return`` project
 helpers, and the training-set sizes of well-known datasets (through unpacked returns of project
-functions). Anything else is None: the caller reports the parameter as unresolved.
+functions, and of a ``TensorDataset`` of tensors one of which has a known length). A dataset name
+that several ``if`` arms assign, the arm not decided, is sized only when the arms agree. Anything
+else is None: the caller reports the parameter as unresolved.
 
 One module over 500 lines on purpose: every kind of value it reads is a case of the same
 recursive question, answered under one budget of questions and one memo.
@@ -206,18 +208,33 @@ class Evaluator:
         binding = self.index.attribute(expr.dotted, ctx) if isinstance(expr, Name) else \
             self.index.parsed_option(expr.base, ctx, expr.attr) \
             if isinstance(expr, Attr) and isinstance(expr.base, Call) else None
+        if binding is None and isinstance(expr, Name) and expr.base:
+            return self._passed_attribute(expr, ctx)
         if binding is None or binding.ir is None and binding.kind != "param":
             return None
         if binding.kind == "param":
-            passed = {self.literal(arg, where) for where, arg in self.index.arguments(binding)}
-            values = {(type(p.value), p.value) if p else None for p in passed}
-            if passed:
-                return passed.pop() if len(values) == 1 and None not in values else None
-            return self.literal(binding.ir, binding.ctx)
+            passed = [self.literal(arg, where) for where, arg in self.index.arguments(binding)]
+            return _same_literal(passed) if passed else self.literal(binding.ir, binding.ctx)
         if binding.kind not in ("assign", "option") or binding.index \
                 or (binding.kind == "assign" and self.index.mutated(binding)):
             return None
         return self.literal(binding.ir, replace(binding.ctx, line=binding.line))
+
+    def _passed_attribute(self, expr: Name, ctx: Ctx) -> Literal | None:
+        """``p.attr`` of a parameter ``p`` without a default: the constant the attribute holds
+        in what every caller passes (``settings.corpus`` where each entry script passes its own
+        parsed options), when they agree; the attribute's value comes from the callers even when
+        they pass different objects."""
+        owner = self.index.bind(expr.base, ctx)
+        if owner is None or owner.kind != "param" or owner.ir is not None:
+            return None
+        passed: list[Literal | None] = []
+        for where, arg in self.index.arguments(owner):
+            arg = node(arg)
+            read = Name(["r", f"{arg.dotted}.{expr.last}"]) if isinstance(arg, Name) else \
+                Attr([Attr.TAG, arg, expr.last]) if isinstance(arg, Call) else None
+            passed.append(self.literal(read, where) if read is not None else None)
+        return _same_literal(passed)
 
     def truth(self, test: IR, ctx: Ctx) -> bool | None:
         """Whether an ``if`` test holds under the default configuration (comparisons of
@@ -447,7 +464,9 @@ class Evaluator:
                 and calls_in("keeps_examples", expr, ctx, self.index):
             return self.dataset_size(expr.argument(0), ctx)
         if isinstance(expr, Call):
-            return self._selected(expr, ctx)
+            return self._built_size(expr, ctx)
+        if isinstance(expr, Attr) and expr.attr in vocabulary()["data_attributes"].attributes:
+            return self.dataset_size(expr.base, ctx)
         if not isinstance(expr, Name):
             return None
         return self._ask("dataset-size", expr, ctx, lambda: self._named_size(expr, ctx))
@@ -460,19 +479,38 @@ class Evaluator:
             return self.dataset_size(Name(["r", base]), ctx)
         if binding is None or binding.kind != "assign" or binding.ir is None:
             return None
-        value = binding.ir
+        alternatives = self.index.reaching(expr.dotted, ctx) if not base else []
+        if len(alternatives) > 1:
+            return _agreed([self._bound_size(other) for other in alternatives])
+        return self._bound_size(binding)
+
+    def _bound_size(self, binding: Binding) -> Value | None:
+        """The number of examples of the dataset an assignment binds."""
+        if binding.kind != "assign" or binding.ir is None:
+            return None
         where = replace(binding.ctx, line=binding.line)
         if binding.index:
-            return self._element_size(value, binding.index, where)
-        if not isinstance(value, Call) or value.method in vocabulary()["keeps_examples"].methods:
-            return self.dataset_size(value, where)
-        selected = self._selected(value, where)
+            return self._element_size(binding.ir, binding.index, where)
+        return self.dataset_size(binding.ir, where)
+
+    def _built_size(self, call: Call, ctx: Ctx) -> Value | None:
+        """The number of examples of the dataset ``call`` builds or returns: a selection of a
+        dataset (``dpcheck.pipelines.subsets``), a ``TensorDataset``, a well-known dataset, a
+        project function's returned dataset."""
+        selected = self._selected(call, ctx)
         if selected is not None:
             return selected
-        tensor = value.argument(0)
-        if value.method == "TensorDataset" and tensor is not None:
-            return self._rows(tensor, where)
-        return _known_size(value, None, where) or self._returned_size(value, (), where)
+        if call.method == "TensorDataset":
+            return self._common_length(call.args, ctx)
+        return _known_size(call, None, ctx) or self._returned_size(call, (), ctx)
+
+    def _common_length(self, tensors: list[Node], ctx: Ctx) -> Value | None:
+        """The number of examples of a dataset built from same-length tensors
+        (``TensorDataset(xs, ys)``): the length of any of them whose length is known (the rows
+        of a literal shape, a well-known dataset's ``data``/``targets``), when the known ones
+        agree; None when none is known or they disagree."""
+        lengths = [self._rows(tensor, ctx) or self.dataset_size(tensor, ctx) for tensor in tensors]
+        return _agreed([length for length in lengths if length is not None])
 
     def _element_size(self, ir: Node, index: tuple[int, ...], ctx: Ctx) -> Value | None:
         """The number of examples of item ``index`` of the tuple ``ir`` evaluates to, through
@@ -518,11 +556,23 @@ class Evaluator:
         return self.index.questions.ask(key, lambda: self._agreed_size(function, index), None)
 
     def _agreed_size(self, function: Ctx, index: tuple[int, ...]) -> Value | None:
-        sizes = [self._element_size(returned, index, where)
-                 for returned, where in self.index.returns(function)]
-        numbers = {size.value if size is not None else None for size in sizes}
-        first = next(iter(sizes), None)
-        return first if len(numbers) == 1 and None not in numbers else None
+        return _agreed([self._element_size(returned, index, where)
+                        for returned, where in self.index.returns(function)])
+
+
+def _same_literal(passed: list[Literal | None]) -> Literal | None:
+    """The constant every one of ``passed`` holds (of one type too); None when there is none,
+    one is not decided or two differ."""
+    values = {(type(p.value), p.value) if p else None for p in passed}
+    return next(iter(passed)) if len(values) == 1 and None not in values else None
+
+
+def _agreed(sizes: list[Value | None]) -> Value | None:
+    """The size every one of ``sizes`` gives (the first's provenance); None when there is none,
+    one is unknown or two differ: which one holds is not decided, and unknown beats wrong."""
+    numbers = {size.value if size is not None else None for size in sizes}
+    first = next(iter(sizes), None)
+    return first if len(numbers) == 1 and None not in numbers else None
 
 
 def _known_size(call: Call, index: tuple[int, ...] | None, ctx: Ctx) -> Value | None:
