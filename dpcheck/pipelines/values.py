@@ -2,7 +2,8 @@
 
 Evaluates IR expressions to numbers through ``ProjectIndex`` bindings: literals, module
 constants (across imports), argparse/click/absl defaults, dict and namespace configs (nested,
-keyed by constants), function defaults (or what every call site passes; a ``*``/``**``
+keyed by constants; ``get`` with a default too), the data of a configuration file the code loads
+by a constant path (``dpcheck.pipelines.config_files``), function defaults (or what every call site passes; a ``*``/``**``
 argument passes something unknown), simple arithmetic, calls of one-``return`` project
 helpers, and the training-set sizes of well-known datasets (through unpacked returns of project
 functions). Anything else is None: the caller reports the parameter as unresolved.
@@ -24,6 +25,7 @@ from typing import Any, TypeVar
 from dpcheck.model import ParamValue, Span
 from dpcheck.pipelines.binding import Binding
 from dpcheck.pipelines.calls import argument
+from dpcheck.pipelines.config_files import CONFIG_SCOPE, loaded_config
 from dpcheck.pipelines.index import ProjectIndex
 from dpcheck.pipelines.questions import frozen
 from dpcheck.pipelines.scope import Ctx
@@ -36,6 +38,7 @@ from dpcheck.sites.nodes import (
     Call,
     Compare,
     Const,
+    DictDisplay,
     Name,
     Node,
     Num,
@@ -187,7 +190,8 @@ class Evaluator:
     def literal(self, ir: IR | None, ctx: Ctx) -> Literal | None:
         """The constant ``ir`` holds under the default configuration: a literal, or a name bound
         to one (an option default, a constant, a local never updated in place, a parameter every
-        caller passes the same constant for, else its default). None when not decided."""
+        caller passes the same constant for, else its default, an item of a dict or of a
+        configuration file's data under a constant key). None when not decided."""
         if ir is None:
             return None
         expr = node(ir)
@@ -203,6 +207,8 @@ class Evaluator:
                 and (inner := self.literal(expr.operand, ctx)):
             number = inner.value
             return replace(inner, value=-number) if isinstance(number, (int, float)) else None
+        if isinstance(expr, (Subscript, Call)):
+            return self._agreed_literal(expr, ctx)
         binding = self.index.attribute(expr.dotted, ctx) if isinstance(expr, Name) else \
             self.index.parsed_option(expr.base, ctx, expr.attr) \
             if isinstance(expr, Attr) and isinstance(expr.base, Call) else None
@@ -218,6 +224,16 @@ class Evaluator:
                 or (binding.kind == "assign" and self.index.mutated(binding)):
             return None
         return self.literal(binding.ir, replace(binding.ctx, line=binding.line))
+
+    def _agreed_literal(self, expr: Subscript | Call, ctx: Ctx) -> Literal | None:
+        """The constant every item ``base[key]`` (``base.get(key, default)``) can be holds."""
+        found = self.items(expr, ctx) if isinstance(expr, Subscript) else self.got(expr, ctx)
+        literals = [self.literal(item, where) for item, where in found or ()]
+        first = next(iter(literals), None)
+        if first is None or any(p is None or (type(p.value), p.value) != (type(first.value), first.value)
+                                for p in literals):
+            return None
+        return first
 
     def truth(self, test: IR, ctx: Ctx) -> bool | None:
         """Whether an ``if`` test holds under the default configuration (comparisons of
@@ -307,12 +323,41 @@ class Evaluator:
         return Value(number, "derived", ctx.path, ctx.line)
 
     def _subscript(self, expr: Subscript, ctx: Ctx) -> Value | None:
-        found = self.items(expr, ctx)
+        return self._agreed(self.items(expr, ctx))
+
+    def _agreed(self, found: list[tuple[Node, Ctx]] | None) -> Value | None:
+        """The value every one of the items ``found`` holds (a config value), if they agree."""
         values = [self.value(item, where) for item, where in found or ()]
         first = next(iter(values), None)
         if first is None or any(v is None or v.value != first.value for v in values):
             return None
         return replace(first, source="config")
+
+    def got(self, call: Call, ctx: Ctx) -> list[tuple[Node, Ctx]] | None:
+        """``items`` of ``base.get(key, default)``: the item under ``key`` of each container
+        ``base`` can be; the ``default`` (read at the call) for a configuration file's data that
+        lacks the key (a file lists every key it has; a display in code may hide ``**``
+        entries, so there a missing key leaves the item undecided). None when the call is no
+        such ``get`` or the key or a container is not decided."""
+        callee = call.callee
+        base = callee.base if isinstance(callee, Attr) else \
+            Name(["r", callee.base]) if isinstance(callee, Name) and callee.base else None
+        if call.method != "get" or base is None or call.kwargs or not 1 <= len(call.args) <= 2:
+            return None
+        containers = self._containers(base, ctx)
+        key = self.literal(call.argument(0), ctx) if containers else None
+        if not containers or key is None:
+            return None
+        found: list[tuple[Node, Ctx]] = []
+        for container, where in containers:
+            item = dict_item(container, key.value)
+            if item is None and where.scope == CONFIG_SCOPE and isinstance(container, DictDisplay):
+                item = call.argument(1) or Const(["c", None])
+                where = ctx
+            if item is None:
+                return None
+            found.append(_placed(node(item), where))
+        return found
 
     def items(self, expr: Subscript, ctx: Ctx) -> list[tuple[Node, Ctx]] | None:
         """The expressions the item ``base[key]`` of a dict literal or ``dict(...)`` holds and
@@ -330,14 +375,18 @@ class Evaluator:
             item = dict_item(container, key.value)
             if item is None:
                 return None
-            found.append((node(item), where))
+            found.append(_placed(node(item), where))
         return found
 
     def _containers(self, base: Node, ctx: Ctx) -> list[tuple[Node, Ctx]] | None:
-        """The containers ``base`` can hold (``items``), each with where to read it; a name
-        followed is a question of the memo and cycle guard."""
+        """The containers ``base`` can hold (``items``), each with where to read it: a display, a
+        ``dict(...)`` call, the data of a configuration file a loader call reads
+        (``dpcheck.pipelines.config_files``); a name followed is a question of the memo and
+        cycle guard."""
         if isinstance(base, Subscript):
             return self.items(base, ctx)
+        if isinstance(base, Call) and (loaded := loaded_config(self, base, ctx)) is not None:
+            return [loaded]
         if not isinstance(base, Name):
             return [(base, ctx)]
         return self._ask("containers", base, ctx, lambda: self._named_containers(base, ctx))
@@ -356,12 +405,15 @@ class Evaluator:
         if assigned is None:
             return None
         container, where = assigned
-        return [(node(container), where)]
+        return self._containers(node(container), where)
 
     def _call(self, call: Call, ctx: Ctx) -> Value | None:
         name = call.name or ""
         if name == "len" and len(call.args) == 1:
             return self.dataset_size(call.argument(0), ctx)
+        got = self.got(call, ctx)
+        if got is not None:
+            return self._agreed(got)
         func = _FUNCS.get(name)
         if func is None:
             return self._ask("helper-value", call, ctx, lambda: self._helper(call, ctx))
@@ -521,6 +573,14 @@ def _known_size(call: Call, index: tuple[int, ...] | None, ctx: Ctx) -> Value | 
     name, split = known
     size = dataset_sizes()[split].get(name)
     return Value(size, "dataset-size", ctx.path, ctx.line) if size is not None else None
+
+
+def _placed(item: Node, where: Ctx) -> tuple[Node, Ctx]:
+    """An item and where to read it: an item placed elsewhere (a configuration file's value at
+    its own line) is read there."""
+    if isinstance(item, ReadAt):
+        return item.expr, Ctx(item.path, item.scope, item.line)
+    return item, where
 
 
 def _substituted(part: Any, passed: dict[str, Node]) -> Any:

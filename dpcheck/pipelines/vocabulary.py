@@ -23,7 +23,8 @@ from dpcheck.toml import tomllib
 GROUPS = ("keeps_examples", "data_attributes", "data_containers", "loader_attributes",
           "datasets", "loaders", "mask_indices", "counts", "floors", "tensor_factories",
           "sampling_draws", "bernoulli_draws", "uniform_draws", "index_ranges", "means",
-          "divisions", "products")
+          "divisions", "products", "json_loaders", "yaml_loaders", "toml_loaders", "file_reads",
+          "path_joins")
 _KEYS = {"summary": str, "methods": list, "names": list, "builtins": list, "functions": dict}
 
 
