@@ -23,6 +23,8 @@ from __future__ import annotations
 import json
 import posixpath
 from collections.abc import Callable
+from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 import yaml
@@ -41,7 +43,25 @@ if TYPE_CHECKING:
 #: ``.get(key, default)``.
 CONFIG_SCOPE = "<config>"
 MAX_FOLLOWED = 4
+#: A configuration file is small: a larger JSON/YAML file is data, not settings, and is not read.
+MAX_CONFIG_BYTES = 1 << 20
+#: At most this many values are made of one file's data, nested at most this deep.
+MAX_NODES = 20_000
+MAX_DEPTH = 32
+#: The safe YAML loader (plain data only), libyaml's when it is built.
+_SAFE = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 Lines = dict[tuple[Any, ...], int]
+
+
+class _TooLarge(Exception):
+    """The data has more than ``MAX_NODES`` values or nests deeper than ``MAX_DEPTH``."""
+
+
+@dataclass
+class _Budget:
+    """How many more values may be made of one file's data."""
+
+    left: int
 
 
 def loaded_config(evaluator: Evaluator, call: Call, ctx: Ctx) -> tuple[Node, Ctx] | None:
@@ -49,23 +69,28 @@ def loaded_config(evaluator: Evaluator, call: Call, ctx: Ctx) -> tuple[Node, Ctx
     configuration, as a display node and where to read it; None when ``call`` is no loader of a
     configuration file or the file is not decided (module docstring)."""
     index = evaluator.index
-    parse = next((parser for group, parser in _PARSERS.items()
-                  if calls_in(group, call, ctx, index)), None)
+    group = next((group for group in _PARSERS if calls_in(group, call, ctx, index)), None)
     given = call.argument(0)
-    path = _opened_path(evaluator, given, ctx, 0) if parse is not None and given is not None \
+    path = _opened_path(evaluator, given, ctx, 0) if group is not None and given is not None \
         else None
-    if parse is None or path is None:
+    if group is None or path is None:
         return None
     readings: dict[str, tuple[Any, Lines]] = {}
     for rel in _candidates(path, ctx.path):
         raw = index.project.data_file(rel)
-        parsed = _parsed(parse, raw) if raw is not None else None
+        parsed = _parsed(group, raw) if raw is not None and len(raw) <= MAX_CONFIG_BYTES \
+            else None
         if parsed is not None:
             readings[rel] = parsed
-    if len({json.dumps(data, sort_keys=True, default=str) for data, _ in readings.values()}) != 1:
+    if not readings:
         return None
     rel, (data, lines) = next(iter(readings.items()))
-    return _display(data, (), lines, rel), Ctx(rel, CONFIG_SCOPE, 1)
+    if any(other != data for other, _ in readings.values()):  # root- and script-relative
+        return None
+    try:
+        return _display(data, (), lines, rel, _Budget(MAX_NODES)), Ctx(rel, CONFIG_SCOPE, 1)
+    except _TooLarge:
+        return None
 
 
 def _opened_path(evaluator: Evaluator, expr: Node, ctx: Ctx, depth: int) -> str | None:
@@ -122,25 +147,30 @@ def _candidates(path: str, script: str) -> list[str]:
     return found
 
 
-def _parsed(parse: Callable[[str], tuple[Any, Lines]], raw: bytes) -> tuple[Any, Lines] | None:
-    """The data and key lines of a file's bytes; None when it is not text or not parsable."""
+@lru_cache(maxsize=32)
+def _parsed(group: str, raw: bytes) -> tuple[Any, Lines] | None:
+    """The data and key lines of a file's bytes read by a loader of ``group`` (parsed once per
+    content); None when it is not text or not parsable."""
     try:
-        return parse(raw.decode("utf-8-sig"))
-    except (ValueError, yaml.YAMLError, RecursionError):  # UnicodeError, JSON and TOML errors
+        return _PARSERS[group](raw.decode("utf-8-sig"))
+    except (ValueError, yaml.YAMLError, RecursionError, _TooLarge):  # UnicodeError, JSON, TOML
         return None
 
 
 def _yaml(text: str) -> tuple[Any, Lines]:
     """YAML data (``yaml.safe_load``: plain data only, no tags that build objects) and the line
     each key path is written at (from the same document's node tree)."""
-    data = yaml.safe_load(text)
+    data = yaml.load(text, Loader=_SAFE)  # noqa: S506 - the safe loader (C or pure Python)
     lines: Lines = {}
-    _node_lines(yaml.compose(text, Loader=yaml.SafeLoader), (), lines)
+    _node_lines(yaml.compose(text, Loader=_SAFE), (), lines)
     return data, lines
 
 
 def _node_lines(tree: yaml.Node | None, at: tuple[Any, ...], lines: Lines) -> None:
-    """Record the 1-based line of every mapping value and sequence item of ``tree``."""
+    """Record the 1-based line of every mapping value and sequence item of ``tree`` (at most
+    ``MAX_NODES``: aliases can make a small file expand without end)."""
+    if len(lines) > MAX_NODES or len(at) > MAX_DEPTH:
+        raise _TooLarge
     if isinstance(tree, yaml.MappingNode):
         for key, value in tree.value:
             if isinstance(key, yaml.ScalarNode):
@@ -159,7 +189,7 @@ def _json(text: str) -> tuple[Any, Lines]:
     data = json.loads(text)
     lines: Lines = {}
     try:
-        _node_lines(yaml.compose(text, Loader=yaml.SafeLoader), (), lines)
+        _node_lines(yaml.compose(text, Loader=_SAFE), (), lines)
     except yaml.YAMLError:
         lines = {}
     return data, lines
@@ -175,21 +205,25 @@ _PARSERS: dict[str, Callable[[str], tuple[Any, Lines]]] = {
 }
 
 
-def _display(data: Any, at: tuple[Any, ...], lines: Lines, rel: str) -> Node:
+def _display(data: Any, at: tuple[Any, ...], lines: Lines, rel: str, budget: _Budget) -> Node:
     """``data`` as an expression node: dicts and lists as displays whose items are read at
-    their line (``ReadAt``), scalars as literals; anything else (a date) is opaque."""
+    their line (``ReadAt``), scalars as literals (anything else, a date, as its text). ``budget``
+    counts the values left: YAML aliases can make a small file expand without end."""
+    budget.left -= 1
+    if budget.left < 0 or len(at) > MAX_DEPTH:
+        raise _TooLarge
     if isinstance(data, dict):
-        return DictDisplay(["d", [[_scalar(key), _placed(value, (*at, key), lines, rel)]
+        return DictDisplay(["d", [[_scalar(key), _placed(value, (*at, key), lines, rel, budget)]
                                   for key, value in data.items()]])
     if isinstance(data, list):
-        return Seq(["t", [_placed(item, (*at, position), lines, rel)
+        return Seq(["t", [_placed(item, (*at, position), lines, rel, budget)
                           for position, item in enumerate(data)]])
     return _scalar(data)
 
 
-def _placed(data: Any, at: tuple[Any, ...], lines: Lines, rel: str) -> Node:
+def _placed(data: Any, at: tuple[Any, ...], lines: Lines, rel: str, budget: _Budget) -> Node:
     return ReadAt([ReadAt.TAG, rel, CONFIG_SCOPE, lines.get(_text_keys(at), 1),
-                   _display(data, at, lines, rel)])
+                   _display(data, at, lines, rel, budget)])
 
 
 def _text_keys(at: tuple[Any, ...]) -> tuple[Any, ...]:

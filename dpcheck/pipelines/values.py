@@ -385,7 +385,8 @@ class Evaluator:
         cycle guard."""
         if isinstance(base, Subscript):
             return self.items(base, ctx)
-        if isinstance(base, Call) and (loaded := loaded_config(self, base, ctx)) is not None:
+        if isinstance(base, Call) and (loaded := self._ask(
+                "config", base, ctx, lambda: loaded_config(self, base, ctx))) is not None:
             return [loaded]
         if not isinstance(base, Name):
             return [(base, ctx)]
@@ -420,6 +421,8 @@ class Evaluator:
         if call.kwargs:
             return None
         args = [self.value(a, ctx) for a in call.args]
+        if name in ("int", "float") and args == [None]:  # float("1e-5"), a YAML 1.1 string
+            args = [_parsed_number(self.literal(call.argument(0), ctx), func)]
         if not args or any(a is None for a in args):
             return None
         try:
@@ -573,6 +576,18 @@ def _known_size(call: Call, index: tuple[int, ...] | None, ctx: Ctx) -> Value | 
     name, split = known
     size = dataset_sizes()[split].get(name)
     return Value(size, "dataset-size", ctx.path, ctx.line) if size is not None else None
+
+
+def _parsed_number(text: Literal | None, cast: Callable[[Any], Any]) -> Value | None:
+    """The number ``int(text)`` / ``float(text)`` gives of a constant string, where it was
+    written; None for anything else."""
+    if text is None or not isinstance(text.value, str):
+        return None
+    try:
+        number = cast(text.value)
+    except ValueError:
+        return None
+    return Value(number, "literal", text.path, text.line) if math.isfinite(number) else None
 
 
 def _placed(item: Node, where: Ctx) -> tuple[Node, Ctx]:

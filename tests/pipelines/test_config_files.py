@@ -76,8 +76,12 @@ def test_a_config_outside_the_project_is_never_read(tmp_path: Path) -> None:
     assert result.errors == []
 
 
+BOMB = "".join(f"l{i}: &l{i} [{', '.join([f'*l{i - 1}' if i else '1'] * 10)}]\n" for i in range(9))
+
+
 @pytest.mark.parametrize("text", ["epochs: 15\ndata: {batch_size: [256\n", "\xff\xfe\x00",
-                                  "- just\n- a list\n", "data:\n  batch_size: big\n"])
+                                  "- just\n- a list\n", "data:\n  batch_size: big\n",
+                                  BOMB + "data:\n  batch_size: 256\n"])
 def test_an_unparsable_or_unfitting_config_leaves_the_value_unknown(tmp_path: Path, text: str) -> None:
     root = _project(tmp_path, YAML_FIXTURE)
     (root / "configs" / "fmnist.yaml").write_bytes(text.encode("latin-1"))
@@ -131,3 +135,66 @@ def test_a_toml_config_is_read_too(tmp_path: Path) -> None:
     result = _scan(root)
     assert _where(result)["batch_size"] == (256, "config", "configs/fmnist.toml", 1)
     assert [(f.rule, f.severity) for f in result.findings] == [("DP101", Severity.INFO)]
+
+
+LOOP = '''
+import torch
+import torch.nn as nn
+import yaml
+from opacus.accountants import RDPAccountant
+from torchvision import datasets, transforms
+
+hp = yaml.safe_load(open("hp.yaml"))
+
+
+def train():
+    data = datasets.FashionMNIST("data", train=True, download=True, transform=transforms.ToTensor())
+    features = data.data.float().view(len(data), -1) / 255.0
+    n = len(data)
+    q = hp["lot"] / n
+    model = nn.Linear(784, 10)
+    accountant = RDPAccountant()
+    for _ in range(hp["steps"]):
+        batch = torch.nonzero(torch.rand(n) < q).flatten()
+        summed = [torch.zeros_like(p) for p in model.parameters()]
+        for i in batch.tolist():
+            model.zero_grad()
+            nn.functional.cross_entropy(model(features[i : i + 1]), data.targets[i : i + 1]).backward()
+            norm = torch.sqrt(sum(p.grad.pow(2).sum() for p in model.parameters()))
+            factor = min(1.0, hp["clip"] / (norm.item() + 1e-12))
+            for acc, p in zip(summed, model.parameters()):
+                acc += p.grad * factor
+        with torch.no_grad():
+            for acc, p in zip(summed, model.parameters()):
+                noise = torch.randn_like(acc) * hp["sigma"] * hp["clip"]
+                p -= 0.1 * (acc + noise) / hp.get("lot", 64)
+        accountant.step(noise_multiplier=hp["sigma"], sample_rate=q)
+    return accountant.get_epsilon(delta=float(hp["delta"]))
+
+
+train()
+'''
+
+
+def test_a_divisor_read_from_a_config_is_a_hyper_parameter(tmp_path: Path) -> None:
+    """``/ hp.get("lot", 64)`` with ``lot`` in the file is a constant divisor: SGM, no finding;
+    ``float(hp["delta"])`` reads the YAML 1.1 string ``1e-5`` as the number it spells."""
+    (tmp_path / "requirements.txt").write_text("opacus==1.4.0\n")
+    (tmp_path / "train.py").write_text(LOOP)
+    (tmp_path / "hp.yaml").write_text("lot: 256\nsteps: 1000\nsigma: 1.1\nclip: 1.0\ndelta: 1e-5\n")
+    result = _scan(tmp_path)
+    [pipeline] = result.pipelines
+    assert pipeline.mechanism == "SGM"
+    params = _where(result)
+    assert params["batch_size"][:3] == (256, "config", "hp.yaml")
+    assert params["delta"][0] == 1e-05
+    assert result.findings == [] and result.errors == []
+
+
+def test_root_and_script_readings_that_disagree_leave_the_value_unknown(tmp_path: Path) -> None:
+    root = _project(tmp_path, JSON_FIXTURE)
+    beside = root / "scripts" / "ds_config.json"
+    (root / "ds_config.json").write_text(beside.read_text().replace("256", "512"))
+    assert "batch_size" not in _where(_scan(root))
+    (root / "ds_config.json").write_text(beside.read_text())  # the same data: no doubt
+    assert _where(_scan(root))["batch_size"][0] == 256
