@@ -31,7 +31,20 @@ import yaml
 
 from dpcheck.pipelines.scope import Ctx
 from dpcheck.pipelines.vocabulary import calls_in
-from dpcheck.sites.nodes import Attr, BinOp, Call, Const, DictDisplay, Name, Node, Num, ReadAt, Seq, Str, node
+from dpcheck.sites.nodes import (
+    Attr,
+    BinOp,
+    Call,
+    Const,
+    DictDisplay,
+    Name,
+    Node,
+    Num,
+    ReadAt,
+    Seq,
+    Str,
+    node,
+)
 from dpcheck.toml import tomllib
 
 if TYPE_CHECKING:
@@ -130,7 +143,8 @@ def _path(evaluator: Evaluator, expr: Node, ctx: Ctx, depth: int) -> str | None:
     else:
         found = evaluator.literal(expr, ctx)
         return found.value if found is not None and isinstance(found.value, str) else None
-    return posixpath.join(*parts) if parts and all(part for part in parts) else None  # type: ignore[arg-type]
+    known = [part for part in parts if part]
+    return posixpath.join(*known) if known and len(known) == len(parts) else None
 
 
 def _candidates(path: str, script: str) -> list[str]:

@@ -2,10 +2,10 @@
 
 Evaluates IR expressions to numbers through ``ProjectIndex`` bindings: literals, module
 constants (across imports), argparse/click/absl defaults, dict and namespace configs (nested,
-keyed by constants; ``get`` with a default too), the data of a configuration file the code loads
-by a constant path (``dpcheck.pipelines.config_files``), function defaults (or what every call site passes; a ``*``/``**``
-argument passes something unknown), simple arithmetic, calls of one-``return`` project
-helpers, and the training-set sizes of well-known datasets (through unpacked returns of project
+keyed by constants; ``get`` with a default too), the data of a configuration file the code
+loads by a constant path (``dpcheck.pipelines.config_files``), function defaults (or what every
+call site passes; a ``*``/``**`` argument passes something unknown), simple arithmetic, calls
+of one-``return`` project helpers, and the training-set sizes of well-known datasets (through unpacked returns of project
 functions). Anything else is None: the caller reports the parameter as unresolved.
 
 One module over 500 lines on purpose: every kind of value it reads is a case of the same
@@ -230,8 +230,8 @@ class Evaluator:
         found = self.items(expr, ctx) if isinstance(expr, Subscript) else self.got(expr, ctx)
         literals = [self.literal(item, where) for item, where in found or ()]
         first = next(iter(literals), None)
-        if first is None or any(p is None or (type(p.value), p.value) != (type(first.value), first.value)
-                                for p in literals):
+        same = (type(first.value), first.value) if first is not None else None
+        if same is None or any(p is None or (type(p.value), p.value) != same for p in literals):
             return None
         return first
 
