@@ -232,11 +232,11 @@ def _link(
     dependency_files: Sequence[Path],
     reported: frozenset[str] | None,
     load_source: Callable[[str], str | None],
-) -> tuple[Linked, frozenset[str]]:
+) -> tuple[Linked, frozenset[str], dict[str, str]]:
     """Facts -> project view -> pipelines -> rule findings, DP code that formed no pipeline ->
     DP107, file rules; and the files linking read. An internal error is reported, never raised:
     one pipeline's linking or rules cost that pipeline only, and a failure of the whole stage
-    keeps the per-file results."""
+    keeps the per-file results. The data files linking read come with their content keys."""
     from dpcheck.discover.facts import collect_facts
     from dpcheck.pipelines import link_project
     from dpcheck.rules import check_files, check_unlinked, evaluate, once_per_site
@@ -273,7 +273,15 @@ def _link(
     shown = tuple(p for p in pipelines if project.is_reported(p.path))
     read = project.files_read()
     per_file = check_files(analyzer.analyses.values(), project.is_reported, project.source_line)
-    return Linked(shown, tuple(once_per_site(findings)), tuple(per_file), tuple(errors)), read
+    data = {rel: _content_key(settings.root, rel) for rel in project.data_read()}
+    return Linked(shown, tuple(once_per_site(findings)), tuple(per_file), tuple(errors)), read, data
+
+
+def _content_key(root: Path, rel: str) -> str:
+    """The content key of the project data file ``rel`` (a configuration file linking read):
+    its blob id, or why it is not read (missing, refused), so that adding it counts as a change."""
+    data = _read(root / rel, root)
+    return blob_id(data) if isinstance(data, bytes) else f"unreadable:{type(data).__name__}"
 
 
 def _relinked(
@@ -380,13 +388,16 @@ def run(settings: Settings, progress: ProgressCallback | None = None) -> ScanRes
         frozenset(p for p, a in analyses.items() if a.candidate),
     )
     entry = cache.project(inputs.key)
+    if entry is not None and not _data_unchanged(entry, root):
+        entry = None
     fresh = entry is None
     if entry is None:
-        entry = _reusable(cache, inputs, analyzer, is_reported, load_source)
+        entry = _reusable(cache, inputs, analyzer, root, is_reported, load_source)
     if entry is None:
-        linked, read = _link(settings, analyzer, project_files.dependency_files, reported, load_source)
+        linked, read, data = _link(settings, analyzer, project_files.dependency_files, reported,
+                                   load_source)
         entry = {"linked": linked.to_json(), "bounds": {},
-                 "inputs": replace(inputs, read=read).to_json()}
+                 "inputs": replace(inputs, read=read, data=data).to_json()}
     else:
         linked = Linked.from_json(entry["linked"])
     result.errors.extend(linked.errors)
@@ -436,19 +447,24 @@ def run(settings: Settings, progress: ProgressCallback | None = None) -> ScanRes
 
 
 def _reusable(
-    cache: AnalysisCache, inputs: LinkInputs, analyzer: Analyzer,
+    cache: AnalysisCache, inputs: LinkInputs, analyzer: Analyzer, root: Path,
     is_reported: Callable[[str], bool], load_source: Callable[[str], str | None],
 ) -> dict[str, Any] | None:
     """A new cache entry made from the most recent cached linking that still holds for
-    ``inputs`` (``LinkInputs.changed_unread``), or None."""
+    ``inputs`` (``LinkInputs.changed_unread``, its data files unchanged), or None."""
     for entry in cache.recent_projects():
         stored = LinkInputs.from_json(entry["inputs"])
         changed = stored.changed_unread(inputs)
-        if changed is not None:
+        if changed is not None and _data_unchanged(entry, root):
             linked = _relinked(entry, changed, analyzer, is_reported, load_source)
             return {"linked": linked.to_json(), "bounds": dict(entry["bounds"]),
-                    "inputs": replace(inputs, read=stored.read).to_json()}
+                    "inputs": replace(inputs, read=stored.read, data=stored.data).to_json()}
     return None
+
+
+def _data_unchanged(entry: dict[str, Any], root: Path) -> bool:
+    """Whether the data files a cached linking read (``LinkInputs.data``) are unchanged."""
+    return LinkInputs.from_json(entry["inputs"]).data_unchanged(lambda rel: _content_key(root, rel))
 
 
 def _nothing_scanned(result: ScanResult, paths: Sequence[Path], config: Config) -> list[str]:

@@ -14,8 +14,8 @@ file rules (DP001) are run again on the edited files.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from dpcheck.model import Finding, Pipeline, ScanError
@@ -56,13 +56,15 @@ class Linked:
 
 @dataclass(frozen=True)
 class LinkInputs:
-    """Everything a linking result depends on (see the module docstring); ``read`` is known
-    once linking ran (empty before)."""
+    """Everything a linking result depends on (see the module docstring); ``read`` and
+    ``data`` (the content key of each data file linking read, a configuration file the code
+    loads, by path) are known once linking ran (empty before)."""
 
     context: str
     files: Mapping[str, str]
     candidates: frozenset[str]
     read: frozenset[str] = frozenset()
+    data: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def key(self) -> str:
@@ -81,7 +83,14 @@ class LinkInputs:
         digest = hashlib.sha256(f"context:{self.context}\n".encode())
         for rel in sorted((self.read | self.candidates) & self.files.keys()):
             digest.update(f"{rel}:{self.files[rel]}\n".encode("utf-8", "surrogatepass"))
+        for rel in sorted(self.data):
+            digest.update(f"data:{rel}:{self.data[rel]}\n".encode("utf-8", "surrogatepass"))
         return digest.hexdigest()
+
+    def data_unchanged(self, content_key: Callable[[str], str]) -> bool:
+        """Whether every data file linking read still has the content key it had
+        (``content_key`` gives a file's current one): only then does the result hold."""
+        return all(content_key(rel) == key for rel, key in self.data.items())
 
     def changed_unread(self, current: LinkInputs) -> frozenset[str] | None:
         """The files that differ from ``current`` when a result linked from these inputs holds
@@ -96,8 +105,10 @@ class LinkInputs:
 
     def to_json(self) -> dict[str, object]:
         return {"context": self.context, "files": dict(self.files),
-                "candidates": sorted(self.candidates), "read": sorted(self.read)}
+                "candidates": sorted(self.candidates), "read": sorted(self.read),
+                "data": dict(self.data)}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> LinkInputs:
-        return cls(data["context"], data["files"], frozenset(data["candidates"]), frozenset(data["read"]))
+        return cls(data["context"], data["files"], frozenset(data["candidates"]),
+                   frozenset(data["read"]), data.get("data", {}))

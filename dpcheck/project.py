@@ -20,9 +20,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dpcheck.discover.confine import read_inside
 from dpcheck.discover.facts import ProjectFacts
 from dpcheck.errors import internal_message
 from dpcheck.model import ParamValue
+from dpcheck.parse.source import MAX_FILE_BYTES
 
 Summary = dict[str, Any]
 
@@ -50,6 +52,7 @@ class Project:
     failures: list[tuple[str, str]] = field(default_factory=list)
     _summaries: dict[str, Summary | None] = field(default_factory=dict)
     _lines: dict[str, list[str]] = field(default_factory=dict)
+    _data: dict[str, bytes | None] = field(default_factory=dict)
 
     def failed(self, path: str, stage: str, exc: Exception) -> None:
         """Record a dpcheck bug met on ``path`` while doing ``stage`` (linking one pipeline,
@@ -74,6 +77,24 @@ class Project:
             self._lines[path] = text.splitlines() if text is not None else []
         lines = self._lines[path]
         return lines[line - 1] if 0 < line <= len(lines) else ""
+
+    def data_file(self, rel: str) -> bytes | None:
+        """The bytes of the project file ``rel`` (a POSIX path relative to the root: a
+        configuration file the code loads), read only inside the project and only a regular file
+        of at most ``MAX_FILE_BYTES`` (``dpcheck.discover.confine``); None when it is missing,
+        refused, unreadable or too large. Every file asked for is an input of linking
+        (``data_read``), so a cached result is reused only while it is unchanged."""
+        if rel not in self._data:
+            try:
+                data: bytes | None = read_inside(self.root / rel, self.root, MAX_FILE_BYTES)
+            except OSError:
+                data = None
+            self._data[rel] = data if data is None or len(data) <= MAX_FILE_BYTES else None
+        return self._data[rel]
+
+    def data_read(self) -> frozenset[str]:
+        """The data files (not Python sources) linking asked for so far (``data_file``)."""
+        return frozenset(self._data)
 
     def files_read(self) -> frozenset[str]:
         """The files whose summaries or source lines were asked for so far: what linking read

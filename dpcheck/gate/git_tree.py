@@ -22,6 +22,9 @@ if TYPE_CHECKING:
 
 _REGULAR_FILE_MODES = frozenset({0o100644, 0o100755})
 _MAX_OTHER_TXT_BYTES = 1 << 20
+#: Configuration files a script may load as its hyper-parameters
+#: (``dpcheck.pipelines.config_files``).
+_CONFIG_SUFFIXES = frozenset({".json", ".yaml", ".yml", ".toml"})
 
 
 @dataclass(frozen=True)
@@ -63,14 +66,16 @@ def resolve_ref(root: Path, ref: str) -> RefCommit:
 
 def is_exported(path: PurePosixPath, size: int) -> bool:
     """Whether a blob at ``path`` can matter to a scan: every Python file and notebook, every
-    dependency file, and other small ``.txt`` files (a requirements file may include any of them
-    with ``-r``). Nothing inside a ``.git`` folder (git refuses such paths, a crafted tree may
+    dependency file, other small ``.txt`` files (a requirements file may include any of them
+    with ``-r``) and small configuration files (a script may load its hyper-parameters from
+    one). Nothing inside a ``.git`` folder (git refuses such paths, a crafted tree may
     not): the scratch copy is itself a git repository, whose own files a tree must not write."""
     if any(part.lower() == ".git" for part in path.parts):
         return False
     if path.suffix in SOURCE_SUFFIXES or is_dependency_file(path):
         return True
-    return path.suffix == ".txt" and size <= _MAX_OTHER_TXT_BYTES
+    return (path.suffix == ".txt" or path.suffix in _CONFIG_SUFFIXES) \
+        and size <= _MAX_OTHER_TXT_BYTES
 
 
 def export_tree(target: RefCommit, dest: Path) -> int:

@@ -153,6 +153,10 @@ class DivisorClassifier:
             return _unknown(f"{name}() of a value that is not a sampling mask")
         if method == "item" and not args and receiver is not None:
             return self.classify(receiver, ctx)
+        got = Evaluator(self.index).got(call, ctx) if method == "get" else None
+        if got is not None:
+            return _joined([self.classify(item, where) for item, where in got],
+                           f"item {call.argument(0)} of a container")
         if args and self._casts(call, ctx):
             inner = self.classify(call.argument(0), ctx)
             return replace(inner, floor=inner.n) if _integer_cast(call) else inner

@@ -2,12 +2,14 @@
 
 Evaluates IR expressions to numbers through ``ProjectIndex`` bindings: literals, module
 constants (across imports), argparse/click/absl defaults, dict and namespace configs (nested,
-keyed by constants), function defaults (or what every call site passes; a ``*``/``**``
-argument passes something unknown), simple arithmetic, calls of one-``return`` project
-helpers, and the training-set sizes of well-known datasets (through unpacked returns of project
-functions, and of a ``TensorDataset`` of tensors one of which has a known length). A dataset name
-that several ``if`` arms assign, the arm not decided, is sized only when the arms agree. Anything
-else is None: the caller reports the parameter as unresolved.
+keyed by constants; ``get`` with a default too), the data of a configuration file the code
+loads by a constant path (``dpcheck.pipelines.config_files``), function defaults (or what every
+call site passes; a ``*``/``**`` argument passes something unknown), simple arithmetic, calls
+of one-``return`` project helpers, and the training-set sizes of well-known datasets (through
+unpacked returns of project functions, and of a ``TensorDataset`` of tensors one of which has a
+known length). A dataset name that several ``if`` arms assign, the arm not decided, is sized
+only when the arms agree. Anything else is None: the caller reports the parameter as
+unresolved.
 
 One module over 500 lines on purpose: every kind of value it reads is a case of the same
 recursive question, answered under one budget of questions and one memo.
@@ -26,6 +28,7 @@ from typing import Any, TypeVar
 from dpcheck.model import ParamValue, Span
 from dpcheck.pipelines.binding import Binding
 from dpcheck.pipelines.calls import argument
+from dpcheck.pipelines.config_files import CONFIG_SCOPE, loaded_config
 from dpcheck.pipelines.index import ProjectIndex
 from dpcheck.pipelines.questions import frozen
 from dpcheck.pipelines.scope import Ctx
@@ -38,6 +41,7 @@ from dpcheck.sites.nodes import (
     Call,
     Compare,
     Const,
+    DictDisplay,
     Name,
     Node,
     Num,
@@ -189,7 +193,8 @@ class Evaluator:
     def literal(self, ir: IR | None, ctx: Ctx) -> Literal | None:
         """The constant ``ir`` holds under the default configuration: a literal, or a name bound
         to one (an option default, a constant, a local never updated in place, a parameter every
-        caller passes the same constant for, else its default). None when not decided."""
+        caller passes the same constant for, else its default, an item of a dict or of a
+        configuration file's data under a constant key). None when not decided."""
         if ir is None:
             return None
         expr = node(ir)
@@ -205,6 +210,8 @@ class Evaluator:
                 and (inner := self.literal(expr.operand, ctx)):
             number = inner.value
             return replace(inner, value=-number) if isinstance(number, (int, float)) else None
+        if isinstance(expr, (Subscript, Call)):
+            return self._agreed_literal(expr, ctx)
         binding = self.index.attribute(expr.dotted, ctx) if isinstance(expr, Name) else \
             self.index.parsed_option(expr.base, ctx, expr.attr) \
             if isinstance(expr, Attr) and isinstance(expr.base, Call) else None
@@ -235,6 +242,11 @@ class Evaluator:
                 Attr([Attr.TAG, arg, expr.last]) if isinstance(arg, Call) else None
             passed.append(self.literal(read, where) if read is not None else None)
         return _same_literal(passed)
+
+    def _agreed_literal(self, expr: Subscript | Call, ctx: Ctx) -> Literal | None:
+        """The constant every item ``base[key]`` (``base.get(key, default)``) can be holds."""
+        found = self.items(expr, ctx) if isinstance(expr, Subscript) else self.got(expr, ctx)
+        return _same_literal([self.literal(item, where) for item, where in found or ()])
 
     def truth(self, test: IR, ctx: Ctx) -> bool | None:
         """Whether an ``if`` test holds under the default configuration (comparisons of
@@ -324,12 +336,41 @@ class Evaluator:
         return Value(number, "derived", ctx.path, ctx.line)
 
     def _subscript(self, expr: Subscript, ctx: Ctx) -> Value | None:
-        found = self.items(expr, ctx)
+        return self._agreed(self.items(expr, ctx))
+
+    def _agreed(self, found: list[tuple[Node, Ctx]] | None) -> Value | None:
+        """The value every one of the items ``found`` holds (a config value), if they agree."""
         values = [self.value(item, where) for item, where in found or ()]
         first = next(iter(values), None)
         if first is None or any(v is None or v.value != first.value for v in values):
             return None
         return replace(first, source="config")
+
+    def got(self, call: Call, ctx: Ctx) -> list[tuple[Node, Ctx]] | None:
+        """``items`` of ``base.get(key, default)``: the item under ``key`` of each container
+        ``base`` can be; the ``default`` (read at the call) for a configuration file's data that
+        lacks the key (a file lists every key it has; a display in code may hide ``**``
+        entries, so there a missing key leaves the item undecided). None when the call is no
+        such ``get`` or the key or a container is not decided."""
+        callee = call.callee
+        base = callee.base if isinstance(callee, Attr) else \
+            Name(["r", callee.base]) if isinstance(callee, Name) and callee.base else None
+        if call.method != "get" or base is None or call.kwargs or not 1 <= len(call.args) <= 2:
+            return None
+        containers = self._containers(base, ctx)
+        key = self.literal(call.argument(0), ctx) if containers else None
+        if not containers or key is None:
+            return None
+        found: list[tuple[Node, Ctx]] = []
+        for container, where in containers:
+            item = dict_item(container, key.value)
+            if item is None and where.scope == CONFIG_SCOPE and isinstance(container, DictDisplay):
+                item = call.argument(1) or Const(["c", None])
+                where = ctx
+            if item is None:
+                return None
+            found.append(_placed(node(item), where))
+        return found
 
     def items(self, expr: Subscript, ctx: Ctx) -> list[tuple[Node, Ctx]] | None:
         """The expressions the item ``base[key]`` of a dict literal or ``dict(...)`` holds and
@@ -347,14 +388,19 @@ class Evaluator:
             item = dict_item(container, key.value)
             if item is None:
                 return None
-            found.append((node(item), where))
+            found.append(_placed(node(item), where))
         return found
 
     def _containers(self, base: Node, ctx: Ctx) -> list[tuple[Node, Ctx]] | None:
-        """The containers ``base`` can hold (``items``), each with where to read it; a name
-        followed is a question of the memo and cycle guard."""
+        """The containers ``base`` can hold (``items``), each with where to read it: a display, a
+        ``dict(...)`` call, the data of a configuration file a loader call reads
+        (``dpcheck.pipelines.config_files``); a name followed is a question of the memo and
+        cycle guard."""
         if isinstance(base, Subscript):
             return self.items(base, ctx)
+        if isinstance(base, Call) and (loaded := self._ask(
+                "config", base, ctx, lambda: loaded_config(self, base, ctx))) is not None:
+            return [loaded]
         if not isinstance(base, Name):
             return [(base, ctx)]
         return self._ask("containers", base, ctx, lambda: self._named_containers(base, ctx))
@@ -373,18 +419,23 @@ class Evaluator:
         if assigned is None:
             return None
         container, where = assigned
-        return [(node(container), where)]
+        return self._containers(node(container), where)
 
     def _call(self, call: Call, ctx: Ctx) -> Value | None:
         name = call.name or ""
         if name == "len" and len(call.args) == 1:
             return self.dataset_size(call.argument(0), ctx)
+        got = self.got(call, ctx)
+        if got is not None:
+            return self._agreed(got)
         func = _FUNCS.get(name)
         if func is None:
             return self._ask("helper-value", call, ctx, lambda: self._helper(call, ctx))
         if call.kwargs:
             return None
         args = [self.value(a, ctx) for a in call.args]
+        if name in ("int", "float") and args == [None]:  # float("1e-5"), a YAML 1.1 string
+            args = [_parsed_number(self.literal(call.argument(0), ctx), func)]
         if not args or any(a is None for a in args):
             return None
         try:
@@ -584,6 +635,26 @@ def _known_size(call: Call, index: tuple[int, ...] | None, ctx: Ctx) -> Value | 
     name, split = known
     size = dataset_sizes()[split].get(name)
     return Value(size, "dataset-size", ctx.path, ctx.line) if size is not None else None
+
+
+def _parsed_number(text: Literal | None, cast: Callable[[Any], Any]) -> Value | None:
+    """The number ``int(text)`` / ``float(text)`` gives of a constant string, where it was
+    written; None for anything else."""
+    if text is None or not isinstance(text.value, str):
+        return None
+    try:
+        number = cast(text.value)
+    except ValueError:
+        return None
+    return Value(number, "literal", text.path, text.line) if math.isfinite(number) else None
+
+
+def _placed(item: Node, where: Ctx) -> tuple[Node, Ctx]:
+    """An item and where to read it: an item placed elsewhere (a configuration file's value at
+    its own line) is read there."""
+    if isinstance(item, ReadAt):
+        return item.expr, Ctx(item.path, item.scope, item.line)
+    return item, where
 
 
 def _substituted(part: Any, passed: dict[str, Node]) -> Any:

@@ -75,6 +75,9 @@ def test_resolve_ref_needs_the_work_tree_top(history: Path) -> None:
         ("constraints.txt", 10, True),
         ("corpus.txt", 10**8, False),
         ("notes.md", 10, False),
+        ("configs/mnist.yaml", 10, True),
+        ("ds_config.json", 10, True),
+        ("data/embeddings.json", 10**8, False),
     ],
 )
 def test_which_blobs_are_exported(path: str, size: int, exported: bool) -> None:
