@@ -44,6 +44,7 @@ from enum import Enum
 
 from dpcheck.pipelines.binding import Binding
 from dpcheck.pipelines.index import ProjectIndex
+from dpcheck.pipelines.opacus_usage import engine_api
 from dpcheck.pipelines.questions import frozen
 from dpcheck.pipelines.sampling.sampler_calls import SamplerCalls
 from dpcheck.pipelines.scope import Ctx
@@ -214,9 +215,11 @@ class Provenance:
             qualified)
 
     def _private(self, call: Call, ctx: Ctx) -> bool:
-        """Whether ``call`` is Opacus' ``make_private*`` (its result holds the private loader)."""
-        qualified = self.index.library_name(call.name or "", ctx) or ""
-        return qualified.startswith("opacus.") and call.method.startswith("make_private")
+        """Whether ``call`` is an Opacus engine's ``make_private*`` (its result holds the private
+        loader), decided as the Opacus usage reader decides it (the engine catalog, through the
+        engine the call is made on: ``PrivacyEngine().make_private(...)`` too)."""
+        api = engine_api(self.index, call, ctx)
+        return api is not None and api.role == "entry"
 
     def _returned(self, call: Call, ctx: Ctx, position: tuple[int, ...],
                   width: int | None) -> Origin:
