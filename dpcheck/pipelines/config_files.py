@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from dpcheck.pipelines.questions import frozen
 from dpcheck.pipelines.scope import Ctx
 from dpcheck.pipelines.vocabulary import calls_in
 from dpcheck.sites.nodes import (
@@ -55,7 +56,6 @@ if TYPE_CHECKING:
 #: dict display in code may hide ``**`` entries, so only there does a missing key decide
 #: ``.get(key, default)``.
 CONFIG_SCOPE = "<config>"
-MAX_FOLLOWED = 4
 #: A configuration file is small: a larger JSON/YAML file is data, not settings, and is not read.
 MAX_CONFIG_BYTES = 1 << 20
 #: At most this many values are made of one file's data, nested at most this deep.
@@ -84,7 +84,7 @@ def loaded_config(evaluator: Evaluator, call: Call, ctx: Ctx) -> tuple[Node, Ctx
     index = evaluator.index
     group = next((group for group in _PARSERS if calls_in(group, call, ctx, index)), None)
     given = call.argument(0)
-    path = _opened_path(evaluator, given, ctx, 0) if group is not None and given is not None \
+    path = _opened_path(evaluator, given, ctx) if group is not None and given is not None \
         else None
     if group is None or path is None:
         return None
@@ -106,17 +106,18 @@ def loaded_config(evaluator: Evaluator, call: Call, ctx: Ctx) -> tuple[Node, Ctx
         return None
 
 
-def _opened_path(evaluator: Evaluator, expr: Node, ctx: Ctx, depth: int) -> str | None:
+def _opened_path(evaluator: Evaluator, expr: Node, ctx: Ctx) -> str | None:
     """The path of the file ``expr`` opens or reads the text of: ``open(p)``, ``Path(p)``, a
-    read method called on one, a name bound to one (``with open(p) as f``)."""
-    if depth > MAX_FOLLOWED:
-        return None
+    read method called on one, a name bound to one (``with open(p) as f``); a name followed is a
+    question of the memo and cycle guard (``dpcheck.pipelines.questions``)."""
     if isinstance(expr, Name) and (binding := evaluator.index.attribute(expr.dotted, ctx)):
         assigned = binding.assigned()
         if assigned is None:
             return None
         bound, where = assigned
-        return _opened_path(evaluator, node(bound), where, depth + 1)
+        key = ("opened-path", frozen(expr), ctx, evaluator.index.reach)
+        return evaluator.index.questions.ask(
+            key, lambda: _opened_path(evaluator, node(bound), where), None)
     if not isinstance(expr, Call) or not calls_in("file_reads", expr, ctx, evaluator.index):
         return None
     callee = expr.callee
@@ -125,21 +126,20 @@ def _opened_path(evaluator: Evaluator, expr: Node, ctx: Ctx, depth: int) -> str 
     receiver = callee.base if isinstance(callee, Attr) else Name(["r", callee.base]) \
         if bound is not None and bound.kind != "module" else None
     if receiver is not None:  # ``f.read()``, ``Path(p).read_text()``: the file it is called on
-        return _opened_path(evaluator, receiver, ctx, depth + 1)
+        return _opened_path(evaluator, receiver, ctx)
     opened = expr.argument(0)
-    return _path(evaluator, opened, ctx, depth + 1) if opened is not None else None
+    return _path(evaluator, opened, ctx) if opened is not None else None
 
 
-def _path(evaluator: Evaluator, expr: Node, ctx: Ctx, depth: int) -> str | None:
-    """The path ``expr`` holds under the default configuration: a constant string, or a join of
-    constant parts (``os.path.join``, ``Path(a, b)``, ``Path(a) / b``)."""
-    if depth > MAX_FOLLOWED:
-        return None
+def _path(evaluator: Evaluator, expr: Node, ctx: Ctx) -> str | None:
+    """The path ``expr`` holds under the default configuration: a constant string (names read
+    by ``Evaluator.literal``, under its guard), or a join of constant parts (``os.path.join``,
+    ``Path(a, b)``, ``Path(a) / b``)."""
     if isinstance(expr, BinOp) and expr.op == "/":
-        parts = [_path(evaluator, part, ctx, depth + 1) for part in (expr.left, expr.right)]
+        parts = [_path(evaluator, part, ctx) for part in (expr.left, expr.right)]
     elif isinstance(expr, Call) and expr.args and not expr.kwargs \
             and calls_in("path_joins", expr, ctx, evaluator.index):
-        parts = [_path(evaluator, part, ctx, depth + 1) for part in expr.args]
+        parts = [_path(evaluator, part, ctx) for part in expr.args]
     else:
         found = evaluator.literal(expr, ctx)
         return found.value if found is not None and isinstance(found.value, str) else None
