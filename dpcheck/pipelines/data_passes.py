@@ -20,8 +20,11 @@ holds E passes: 1/q steps at rate q draw N examples in expectation.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from dpcheck.pipelines.index import ProjectIndex
 from dpcheck.pipelines.provenance import Origin, Provenance
+from dpcheck.pipelines.questions import frozen
 from dpcheck.pipelines.sampling.decision import loader_dataset
 from dpcheck.pipelines.sampling.loops import LOOP_WRAPPERS, body
 from dpcheck.pipelines.scope import Ctx
@@ -29,9 +32,6 @@ from dpcheck.pipelines.single_batch import whole_batch
 from dpcheck.sites.nodes import BinOp, Call, Comp, Const, Name, Node, Num, Str, node
 from dpcheck.sites.views import Statement
 
-#: How many project calls deep a pass is looked for inside a loop's body, and how many plain
-#: assignments a step count is followed through.
-MAX_DEPTH = 4
 #: Conversions of a step count that keep it the same count (``int(N / B)``, ``math.ceil``).
 COUNT_CASTS = frozenset({"int", "round", "ceil", "floor"})
 
@@ -47,19 +47,27 @@ class DataPasses:
         #: ``.batch()`` chain, a loader call), where it is made.
         self.loader = loader
         self.provenance = Provenance(index)
-        self._holding: dict[Ctx, bool] = {}
+        if loader is not None:
+            made_at, made_by = loader
+            self._key: tuple[object, ...] = (reach, made_at, frozen(made_by), index.reach)
+        else:
+            self._key = (reach, None, index.reach)
 
-    def repeats_pass(self, ctx: Ctx, stmts: list[Statement], loop: int, depth: int = 0) -> bool:
+    def _ask(self, kind: str, expr: Node, ctx: Ctx, answer: Callable[[], bool]) -> bool:
+        """The answer to the question ``kind`` about the name or call ``expr`` read at ``ctx``,
+        asked of the memo and cycle guard (``dpcheck.pipelines.questions``): False when the
+        question is met again while it is being answered."""
+        return self.index.questions.ask((kind, frozen(expr), ctx, self._key), answer, False)
+
+    def repeats_pass(self, ctx: Ctx, stmts: list[Statement], loop: int) -> bool:
         """Whether the body of the loop ``stmts[loop]`` (of the scope ``ctx``) makes a pass over
         the data, in its own statements or in a project function it calls."""
-        return any(self._holds(ctx, stmt, depth) for stmt in body(stmts, loop))
+        return any(self._holds(ctx, stmt) for stmt in body(stmts, loop))
 
-    def _holds(self, ctx: Ctx, stmt: Statement, depth: int) -> bool:
+    def _holds(self, ctx: Ctx, stmt: Statement) -> bool:
         where = Ctx(ctx.path, ctx.scope, stmt.line)
         if stmt.kind == "for" and self.is_pass(where, stmt):
             return True
-        if depth >= MAX_DEPTH:
-            return False
         for call in stmt.expr.walk():
             if not isinstance(call, Call) or not call.name:
                 continue
@@ -68,26 +76,26 @@ class DataPasses:
                 return True  # a training call told to run the batches of one pass
             target = self.index.function(call.name, where)
             if target is not None and (target.path, target.scope) in self.reach \
-                    and self._function_holds(target, depth + 1):
+                    and self._function_holds(target):
                 return True
         return False
 
-    def _function_holds(self, target: Ctx, depth: int) -> bool:
-        """Whether a project function makes a pass over the data (once per function; a cycle of
-        calls adds nothing)."""
-        if target not in self._holding:
-            self._holding[target] = False
+    def _function_holds(self, target: Ctx) -> bool:
+        """Whether a project function makes a pass over the data: a question of the memo and
+        cycle guard (``dpcheck.pipelines.questions``), so a cycle of calls adds nothing."""
+        def holds() -> bool:
             scope = self.index.scope(target)
-            self._holding[target] = scope is not None and any(
-                self._holds(target, stmt, depth) for stmt in scope.statements
+            return scope is not None and any(
+                self._holds(target, stmt) for stmt in scope.statements
                 if self.index.runs(target, stmt))
-        return self._holding[target]
+
+        return self.index.questions.ask(("holds-pass", target, self._key), holds, False)
 
     def is_pass(self, where: Ctx, loop: Statement) -> bool:
         """Whether the ``for`` loop ``loop`` (read at ``where``) makes one pass over the data."""
-        return self._passes(node(loop.expr), where, 0)
+        return self._passes(node(loop.expr), where)
 
-    def _passes(self, iterable: Node, ctx: Ctx, depth: int) -> bool:
+    def _passes(self, iterable: Node, ctx: Ctx) -> bool:
         """Whether iterating ``iterable`` visits the data once: a loader, or the pipeline's
         batch source, that does not serve a sample of the data (``_serves_a_sample``), slices ``range(0, n, B)``, ``range(M)`` batches of a
         pass, the M index sets a comprehension over ``range(M)`` draws at once (a random
@@ -96,7 +104,7 @@ class DataPasses:
         while isinstance(iterable, Call) and iterable.name in LOOP_WRAPPERS and iterable.args:
             [iterable, *_] = iterable.args
         if self.provenance.origin(iterable, ctx) == Origin.LOADER \
-                or self._made_from_loader(iterable, ctx, 0):
+                or self._made_from_loader(iterable, ctx):
             return not self._serves_a_sample(iterable, ctx)
         if isinstance(iterable, Call) and iterable.name == "range" and iterable.args:
             return len(iterable.args) == 3 or self._batches_of_a_pass(iterable.args[-1], ctx)
@@ -104,20 +112,20 @@ class DataPasses:
                 and self.provenance.is_sample_index(iterable.element, ctx):
             [source] = iterable.iterables
             return isinstance(source, Call) and source.name == "range"
-        if isinstance(iterable, Name) and depth < MAX_DEPTH:
+        if isinstance(iterable, Name):
             binding = self.index.attribute(iterable.dotted, ctx)
             assigned = binding.assigned() if binding is not None else None
             if assigned is not None:
                 value, where = assigned
-                return self._passes(node(value), where, depth + 1)
+                return self._ask("passes", iterable, ctx, lambda: self._passes(node(value), where))
         return False
 
-    def _made_from_loader(self, expr: Node, ctx: Ctx, depth: int) -> bool:
+    def _made_from_loader(self, expr: Node, ctx: Ctx) -> bool:
         """Whether ``expr`` holds the pipeline's batch source: it is, or contains, the loader
         expression, followed through plain assignments, the receivers of library methods and
         the returns of project functions (``batches = make_batches(x, y)`` returning
         ``...shuffle(n).batch(B)``)."""
-        if self.loader is None or depth > MAX_DEPTH:
+        if self.loader is None:
             return False
         made_at, made = self.loader
         if ctx.path == made_at.path and any(part == made for part in node(expr).walk()):
@@ -128,16 +136,17 @@ class DataPasses:
             if assigned is None:
                 return False
             value, where = assigned
-            return self._made_from_loader(node(value), where, depth + 1)
+            return self._ask("made-from-loader", expr, ctx,
+                             lambda: self._made_from_loader(node(value), where))
         if not isinstance(expr, Call):
             return False
         target = self.index.function(expr.name or "", ctx)
         if target is None:
             # a method of the batch source keeps its batches (``dataset.take(-1)``)
             return expr.receiver is not None \
-                and self._made_from_loader(expr.receiver, ctx, depth + 1)
-        return any(self._made_from_loader(node(value), where, depth + 1)
-                   for value, where in self.index.returns(target))
+                and self._made_from_loader(expr.receiver, ctx)
+        return self._ask("returns-loader", expr, ctx, lambda: any(
+            self._made_from_loader(node(value), where) for value, where in self.index.returns(target)))
 
     def _serves_a_sample(self, loader: Node, ctx: Ctx) -> bool:
         """Whether a loader serves a sample of the data, so that iterating it is no pass over
@@ -229,24 +238,24 @@ class DataPasses:
         return None if binding is None else (binding.ctx.path, binding.ctx.scope, binding.line,
                                              binding.kind)
 
-    def _written(self, expr: Node, ctx: Ctx, depth: int = 0,
-                 into_literals: bool = True) -> tuple[Node, Ctx]:
+    def _written(self, expr: Node, ctx: Ctx, into_literals: bool = True) -> tuple[Node, Ctx]:
         """What ``expr`` is written as, and where: followed through casts that keep a count
         (``int(...)``, ``math.ceil(...)``) and plain assignments (with ``into_literals``
         False, not into one that assigns a literal)."""
         expr = node(expr)
-        if depth > MAX_DEPTH:
-            return expr, ctx
         if isinstance(expr, Call) and len(expr.args) == 1 and expr.method in COUNT_CASTS:
             [argument] = expr.args
-            return self._written(argument, ctx, depth + 1, into_literals)
+            return self._written(argument, ctx, into_literals)
         if isinstance(expr, Name):
             binding = self.index.attribute(expr.dotted, ctx)
             assigned = binding.assigned() if binding is not None else None
             if assigned is not None:
                 value, where = assigned
                 if into_literals or not isinstance(node(value), (Num, Str, Const)):
-                    return self._written(value, where, depth + 1, into_literals)
+                    key = ("written", frozen(expr), ctx, into_literals, self.index.reach)
+                    found = self.index.questions.ask(
+                        key, lambda: self._written(value, where, into_literals), None)
+                    return found if found is not None else (expr, ctx)
         return expr, ctx
 
 
