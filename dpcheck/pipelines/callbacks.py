@@ -117,8 +117,7 @@ def _instance(index: ProjectIndex, name: str, where: Ctx) -> Ctx | None:
     found = index.instance_class(name, where)
     if found is not None or "." not in name:
         return found
-    binding = index.attribute(name, where)
-    assigned = binding.assigned() if binding is not None else None
+    assigned = index.assigned(name, where)
     made, place = assigned if assigned is not None else (None, where)
     return index.class_named(made.name or "", place) if isinstance(made, Call) else None
 

@@ -113,8 +113,7 @@ class DataPasses:
             [source] = iterable.iterables
             return isinstance(source, Call) and source.name == "range"
         if isinstance(iterable, Name):
-            binding = self.index.attribute(iterable.dotted, ctx)
-            assigned = binding.assigned() if binding is not None else None
+            assigned = self.index.assigned(iterable.dotted, ctx)
             if assigned is not None:
                 value, where = assigned
                 return self._ask("passes", iterable, ctx, lambda: self._passes(node(value), where))
@@ -131,8 +130,7 @@ class DataPasses:
         if ctx.path == made_at.path and any(part == made for part in node(expr).walk()):
             return True
         if isinstance(expr, Name):
-            binding = self.index.attribute(expr.dotted, ctx)
-            assigned = binding.assigned() if binding is not None else None
+            assigned = self.index.assigned(expr.dotted, ctx)
             if assigned is None:
                 return False
             value, where = assigned
@@ -247,8 +245,7 @@ class DataPasses:
             [argument] = expr.args
             return self._written(argument, ctx, into_literals)
         if isinstance(expr, Name):
-            binding = self.index.attribute(expr.dotted, ctx)
-            assigned = binding.assigned() if binding is not None else None
+            assigned = self.index.assigned(expr.dotted, ctx)
             if assigned is not None:
                 value, where = assigned
                 if into_literals or not isinstance(node(value), (Num, Str, Const)):

@@ -115,8 +115,7 @@ def _fixed_width(index: ProjectIndex, key: Node, where: Ctx, header: tuple[str, 
         return None
     variable, step = header
     if isinstance(key, Name):
-        binding = index.attribute(key.dotted, where)
-        assigned = binding.assigned() if binding is not None else None
+        assigned = index.assigned(key.dotted, where)
         if assigned is None:
             return None
         value, read_at = assigned

@@ -197,6 +197,12 @@ class NamesMixin:
         return any(target.startswith(folder) and not importer.startswith(folder)
                    for folder in self._bundled)
 
+    def assigned(self, name: str, ctx: Ctx) -> tuple[IR, Ctx] | None:
+        """What the name ``name`` read at ``ctx`` was assigned, and where
+        (``Binding.assigned``); None when it is not a plain assignment."""
+        binding = self.attribute(name, ctx)
+        return binding.assigned() if binding is not None else None
+
     def attribute(self, name: str, ctx: Ctx) -> Binding | None:
         """``base.attr`` resolved through what ``base`` is: parsed args, a config object or
         class, ``self``, an imported module."""

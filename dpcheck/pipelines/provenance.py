@@ -325,8 +325,7 @@ class Provenance:
 
     def _sample_index(self, expr: Node, ctx: Ctx) -> bool:
         if isinstance(expr, Name):
-            binding = self.index.attribute(expr.dotted, ctx)
-            assigned = binding.assigned() if binding is not None else None
+            assigned = self.index.assigned(expr.dotted, ctx)
             return assigned is not None and self.is_sample_index(*assigned)
         if isinstance(expr, Subscript):
             # What a random selection selects is a random selection (``arange(n)[mask]``).
@@ -408,8 +407,7 @@ class Provenance:
             return None
 
         def followed() -> tuple[Call, Ctx] | None:
-            binding = self.index.attribute(expr.dotted, ctx)
-            assigned = binding.assigned() if binding is not None else None
+            assigned = self.index.assigned(expr.dotted, ctx)
             return self._held_call(*assigned, kind, accepts) if assigned is not None else None
 
         return self.index.questions.ask(("held-call", kind, expr.dotted, ctx, self.index.reach),

@@ -17,8 +17,7 @@ def returned_item(index: ProjectIndex, ir: IR, ctx: Ctx) -> tuple[Node, Ctx] | N
     if not isinstance(ir, Subscript) or not isinstance(ir.value, Name) \
             or not isinstance(ir.index, Str):
         return None
-    binding = index.attribute(ir.value.dotted, ctx)
-    assigned = binding.assigned() if binding is not None else None
+    assigned = index.assigned(ir.value.dotted, ctx)
     made, place = assigned if assigned is not None else (None, ctx)
     if not isinstance(made, Call):
         return None

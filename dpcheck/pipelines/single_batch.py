@@ -120,8 +120,7 @@ def draws(index: ProjectIndex, indices: Node, ctx: Ctx) -> Ctx | None:
 
 def _assigned(index: ProjectIndex, name: Name, ctx: Ctx) -> tuple[Node, Ctx] | None:
     """What a name (or attribute) is plainly assigned, and where to read it."""
-    binding = index.attribute(name.dotted, ctx)
-    found = binding.assigned() if binding is not None else None
+    found = index.assigned(name.dotted, ctx)
     if found is None:
         return None
     value, where = found

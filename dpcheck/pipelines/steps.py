@@ -234,8 +234,7 @@ class StepFinder:
         made = combined
         where = ctx
         if isinstance(combined, Name):
-            binding = self.index.attribute(combined.dotted, ctx)
-            assigned = binding.assigned() if binding is not None else None
+            assigned = self.index.assigned(combined.dotted, ctx)
             if assigned is None:
                 return None
             value, where = assigned

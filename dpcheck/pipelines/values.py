@@ -486,8 +486,7 @@ class Evaluator:
         """The first dimension of a tensor built with a literal shape (``torch.randn(N, d)``,
         ``torch.zeros((N, d))``): the size of a ``TensorDataset`` over it."""
         if isinstance(tensor, Name):
-            binding = self.index.attribute(tensor.dotted, ctx)
-            assigned = binding.assigned() if binding is not None else None
+            assigned = self.index.assigned(tensor.dotted, ctx)
             return None if assigned is None else self._ask(
                 "rows", tensor, ctx, lambda: self._rows(*assigned))
         if not isinstance(tensor, Call) or not tensor.args \
