@@ -30,6 +30,8 @@ ROLES: frozenset[str] = frozenset({"sampler", "loader", "permutation", "draw", "
 #: a wrapper (it yields the batches of the loader it is given, its ``loader`` argument), a
 #: batching wrapper (it has the kind of the sampler it wraps, its ``wraps`` argument).
 KINDLESS: frozenset[str] = frozenset({"permutation", "wrapper", "batching"})
+#: Roles that name the argument holding what they wrap (``wraps``).
+WRAPPERS: frozenset[str] = frozenset({"wrapper", "batching"})
 UNKNOWN = "unknown"
 
 
@@ -94,9 +96,8 @@ class SamplerApi:
     method: str | None = None
     population: Argument | None = None
     size: Argument | None = None
-    #: A wrapper's argument holding the loader whose batches it yields.
-    loader: Argument | None = None
-    #: A batching wrapper's argument holding the sampler it cuts into batches.
+    #: A wrapper's argument holding what it wraps: the loader whose batches a wrapper yields,
+    #: the sampler a batching wrapper cuts into batches.
     wraps: Argument | None = None
 
     def kind_for(self, value: bool | None | str) -> str:
@@ -168,9 +169,10 @@ def _api(name: str, entry: dict[str, Any], kinds: dict[str, SamplerKind]) -> Sam
     if (kind is None) != (role in KINDLESS) or (kind is not None and kind not in kinds):
         raise DpcheckError(f"samplers.json: {where}: 'kind' must name a kind (a permutation or a wrapper has "
                            f"none, nor has a batching wrapper), got {kind!r}")
-    if ("loader" in entry) != (role == "wrapper"):
-        raise DpcheckError(f"samplers.json: {where}: a wrapper (and only a wrapper) names the 'loader' argument "
-                           "whose batches it yields")
+    if ("wraps" in entry) != (role in WRAPPERS):
+        raise DpcheckError(f"samplers.json: {where}: a wrapper (and only a wrapper) names the argument it "
+                           "'wraps' (a loader wrapper the loader whose batches it yields, a batching wrapper "
+                           "the sampler it cuts)")
     switch = None
     if "switch" in entry:
         raw = entry["switch"]
@@ -189,22 +191,19 @@ def _api(name: str, entry: dict[str, Any], kinds: dict[str, SamplerKind]) -> Sam
     if (method is None) != (role != "strategy") or (method is not None and not isinstance(method, str)):
         raise DpcheckError(f"samplers.json: {where}: a strategy (and only a strategy) names the 'method' that "
                            "yields its batches")
-    if ("wraps" in entry) != (role == "batching"):
-        raise DpcheckError(f"samplers.json: {where}: a batching wrapper (and only one) names the argument "
-                           "it 'wraps'")
     extra = set(entry) - {"role", "kind", "switch", "sampler_keywords", "method", "population", "size",
-                          "loader", "wraps"}
+                          "wraps"}
     if extra:
         raise DpcheckError(f"samplers.json: {where}: unknown keys {sorted(extra)}")
     arguments = {}
-    for key in ("population", "size", "loader", "wraps"):
+    for key in ("population", "size", "wraps"):
         if key in entry:
             raw = _require(entry, key, dict, where)
             arguments[key] = Argument(_require(raw, "keyword", str, f"{where} {key}"),
                                       _require(raw, "position", int, f"{where} {key}"),
                                       raw.get("min_args", 0) if isinstance(raw.get("min_args", 0), int) else 0)
     return SamplerApi(name, role, kind, switch, tuple(keywords), method, arguments.get("population"),
-                      arguments.get("size"), arguments.get("loader"), arguments.get("wraps"))
+                      arguments.get("size"), arguments.get("wraps"))
 
 
 def parse_table(data: dict[str, Any]) -> SamplerTable:

@@ -26,8 +26,8 @@ def test_the_shipped_table_names_every_known_sampler() -> None:
         assert table.api(name) is not None, name
     assert table.api("torch.utils.data.sampler.RandomSampler") is table.api("torch.utils.data.RandomSampler")
     wrapper = table.api("contextlib.nullcontext")
-    assert wrapper is not None and wrapper.loader is not None and wrapper.kind is None
-    assert wrapper.loader.of(["lots"], {}) == "lots"
+    assert wrapper is not None and wrapper.wraps is not None and wrapper.kind is None
+    assert wrapper.wraps.of(["lots"], {}) == "lots"
 
 
 def test_a_batching_wrapper_has_no_kind_of_its_own_and_names_the_sampler_it_wraps() -> None:
@@ -69,8 +69,8 @@ def _broken(edit: Any) -> dict[str, Any]:
     (lambda d: d["apis"]["numpy.random.choice"]["switch"]["kinds"].pop("unresolved"), "switch"),
     (lambda d: d["aliases"].update({"x.Y": "not.an.api"}), "alias 'x.Y'"),
     (lambda d: d["apis"]["jax_privacy.batch_selection.BallsInBinsSampling"].pop("method"), "'method'"),
-    (lambda d: d["apis"]["contextlib.nullcontext"].pop("loader"), "a wrapper (and only a wrapper) names"),
-    (lambda d: d["apis"]["torch.randint"].update(loader={"keyword": "x", "position": 0}), "only a wrapper"),
+    (lambda d: d["apis"]["contextlib.nullcontext"].pop("wraps"), "a wrapper (and only a wrapper) names"),
+    (lambda d: d["apis"]["torch.randint"].update(wraps={"keyword": "x", "position": 0}), "only a wrapper"),
     (lambda d: d["apis"]["contextlib.nullcontext"].update(kind="shuffle"), "a permutation or a wrapper has none"),
     (lambda d: d.update(schema=2), "'schema' must be 1"),
     (lambda d: d["apis"]["torch.utils.data.BatchSampler"].pop("wraps"), "'wraps'"),

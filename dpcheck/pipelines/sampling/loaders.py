@@ -126,8 +126,8 @@ class LoaderReader:
         if call.name == "iter" and call.args:
             return self.loader(next(iter(call.args)), ctx)
         api = self.calls.api_of(call, ctx)
-        if api is not None and api.loader is not None:  # a wrapper yields its loader's batches
-            inner = api.loader.of(list(call.args), call.kwargs)
+        if api is not None and api.role == "wrapper" and api.wraps is not None:
+            inner = api.wraps.of(list(call.args), call.kwargs)  # it yields its loader's batches
             return self.loader(inner, ctx) if inner is not None \
                 else Sampling(note=f"{tail}() is given no loader")
         if api is not None and api.sampler_keywords:
@@ -323,7 +323,7 @@ class LoaderReader:
             scheme = self.calls.selected(api, expr, ctx)
             return of_scheme(scheme, [Evidence("sampler", span, f"{expr.method}: {title(scheme)}")])
         if api is not None and api.role == "batching" and api.wraps is not None:
-            inner = expr.argument(api.wraps.position, api.wraps.keyword)
+            inner = api.wraps.of(list(expr.args), expr.kwargs)
             found = self._sampler(inner, ctx) if inner is not None else None
             return replace(found, evidence=[*found.evidence, Evidence(
                 "sampler", span, f"{expr.method} cuts the batches of the sampler it wraps")]) \
