@@ -109,6 +109,11 @@ class LoaderReader:
             return self.returned_loader(target, value.method, binding.index,
                                         self.index.unpacked_width(binding), (value, where))
         if binding.index:
+            made = {self.loader(element, at).kind: (element, at) for element, at in
+                    self.index.elements(value, binding.index, where,
+                                        self.index.unpacked_width(binding))}
+            if len(made) == 1:
+                return self.loader(*made.popitem()[1])
             return Sampling(note=f"{name.dotted} is unpacked from an expression not followed")
         return self.loader(value, where)
 
