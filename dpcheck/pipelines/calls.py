@@ -273,6 +273,48 @@ class CallsMixin:
                     else Opaque(["?", "unpacked"])
             yield value, Ctx(function.path, function.scope, stmt.line), stmt
 
+    def elements(self, value: IR, index: tuple[int, ...], ctx: Ctx,
+                 width: int | None = None) -> list[tuple[Node, Ctx]]:
+        """Element ``index`` of the tuple ``value`` holds at ``ctx``, one expression per way it
+        can be made, each with where to read it: unpacking takes an element of whatever the
+        unpacked value holds, wherever that value was made — a tuple display, a name assigned
+        (or itself unpacked from) one, a parameter given one by its callers, a project
+        function's returns (``train, test = loaders`` where ``loaders`` is a parameter fed
+        ``make_loaders(args)``). ``width``: how many names the outermost unpacking has (a return
+        of another length is not the one unpacked). Empty when nothing is followed; each name
+        followed is a question of the index's memo and cycle guard."""
+        value = node(value)
+        if not index:
+            return [(value, ctx)]
+        position, *rest = index
+        if isinstance(value, Seq):
+            return self.elements(value.items[position], tuple(rest), ctx) \
+                if position < len(value.items) and (width is None or len(value.items) == width) \
+                else []
+        if isinstance(value, Call):
+            function = self.function(value.name or "", ctx)
+            if function is None or function.scope.endswith(".__init__"):
+                return []
+            return [found for part, where, _ in self.returned_parts(function)
+                    for found in self.elements(part, index, where, width)]
+        if not isinstance(value, Name):
+            return []
+        return self.questions.ask(("elements", value.dotted, index, ctx, width, self.reach),
+                                  lambda: self._named_elements(value, index, ctx, width), [])
+
+    def _named_elements(self, name: Name, index: tuple[int, ...], ctx: Ctx,
+                        width: int | None) -> list[tuple[Node, Ctx]]:
+        binding = self.attribute(name.dotted, ctx)
+        if binding is not None and binding.kind == "param":
+            return [found for where, arg in self.arguments(binding)
+                    for found in self.elements(arg, index, where, width)]
+        if binding is None or binding.ir is None or binding.kind != "assign":
+            return []
+        where = Ctx(binding.ctx.path, binding.ctx.scope, binding.line)
+        outer = self.unpacked_width(binding) if binding.index else width
+        return self.elements(binding.ir, (*binding.index, *index), where, outer) \
+            if binding.index else self.elements(binding.ir, index, where, width)
+
 
 def _alias_names(expr: Node) -> list[str]:
     """The names an assigned value may alias: ``f`` of ``g = f``, both arms of ``a if c else b``."""

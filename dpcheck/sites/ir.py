@@ -257,7 +257,10 @@ _HANDLERS: dict[type[ast.AST], Callable[[Encoder, Any, int], IR]] = {
 
 def dict_item(container: IR, key: object) -> IR | None:
     """The value under a constant ``key`` of a dict display or a ``dict(..., name=...)`` call
-    (a keyword wins over a positional mapping), else None."""
+    (a keyword wins over a positional mapping), or at a constant index of a tuple or list
+    display, else None."""
+    if container[0] == "t" and type(key) is int and -len(container[1]) <= key < len(container[1]):
+        return container[1][key]  # type: ignore[no-any-return]
     if container[0] == "d":
         return next((value for item, value in container[1]
                      if item[0] in ("s", "n") and item[1] == key), None)

@@ -38,7 +38,7 @@ from dpcheck.pipelines.single_batch import WholeBatch, draws, whole_batch
 from dpcheck.pipelines.values import Evaluator
 from dpcheck.samplers import SamplerApi, sampler_table
 from dpcheck.sites.ir import tail_name
-from dpcheck.sites.nodes import Call, Name, Node, node
+from dpcheck.sites.nodes import Call, Name, Node, Subscript, node
 
 #: Class names of the table's shuffling samplers, for the Hugging Face sampler-method reader
 #: (which compares class names of the samplers a project method returns).
@@ -81,6 +81,14 @@ class LoaderReader:
         item = returned_item(self.index, expr, ctx)
         if item is not None:
             return self.loader(*item)
+        items = Evaluator(self.index, self.assumed).items(expr, ctx) \
+            if isinstance(expr, Subscript) else None
+        if items:  # the item a constant key selects of the display(s) the container holds
+            made = {self.loader(value, where).kind: (value, where) for value, where in items}
+            if len(made) != 1:
+                return Sampling(note="the containers the loader is taken from hold different loaders")
+            _, (value, where) = made.popitem()
+            return self.loader(value, where)
         if not isinstance(expr, Call):
             return Sampling(note="loader expression not followed")
         return self._called(expr, ctx)
@@ -109,6 +117,12 @@ class LoaderReader:
             return self.returned_loader(target, value.method, binding.index,
                                         self.index.unpacked_width(binding), (value, where))
         if binding.index:
+            made = {self.loader(element, at).kind: (element, at) for element, at in
+                    self.index.elements(value, binding.index, where,
+                                        self.index.unpacked_width(binding))}
+            if len(made) == 1:
+                _, (element, at) = made.popitem()
+                return self.loader(element, at)
             return Sampling(note=f"{name.dotted} is unpacked from an expression not followed")
         return self.loader(value, where)
 
