@@ -31,10 +31,6 @@ from dpcheck.pipelines.scope import Ctx
 from dpcheck.pipelines.vocabulary import vocabulary
 from dpcheck.sites.nodes import Attr, Call, Name, Node, Seq
 
-#: How many project classes up the bases are followed to find the library base.
-MAX_BASES = 8
-
-
 def called_back(index: ProjectIndex, call: Call, where: Ctx) -> Iterator[Ctx]:
     """The project methods the library runs because of ``call`` at ``where``: those of the
     receiver's project classes when ``call`` is a library method called on an instance of a
@@ -58,7 +54,7 @@ def own_methods(index: ProjectIndex, cls: Ctx) -> Iterator[Ctx]:
     loop."""
     evaluation = vocabulary()["evaluation_callbacks"]
     roots = _library_roots(index, cls)
-    for found in _project_classes(index, cls, 0):
+    for found in _project_classes(index, cls):
         summary = index.summary(found.path)
         if summary is None:
             continue
@@ -126,16 +122,20 @@ def _instance(index: ProjectIndex, name: str, where: Ctx) -> Ctx | None:
     return index.class_named(made.name or "", place) if isinstance(made, Call) else None
 
 
-def _project_classes(index: ProjectIndex, cls: Ctx, depth: int) -> Iterator[Ctx]:
-    """``cls`` and its project bases, nearest first."""
+def _project_classes(index: ProjectIndex, cls: Ctx) -> tuple[Ctx, ...]:
+    """``cls`` and its project bases, nearest first (each base a question of the index's memo
+    and cycle guard, ``dpcheck.pipelines.questions``: a cycle of bases ends there)."""
     summary = index.summary(cls.path)
-    if summary is None or cls.scope not in summary.classes or depth > MAX_BASES:
-        return
-    yield cls
+    if summary is None or cls.scope not in summary.classes:
+        return ()
+    found = [cls]
     for base in summary.bases(cls.scope):
         binding = index.bind(base, Ctx(cls.path, "<module>")) if base else None
         if binding is not None and binding.kind == "class":
-            yield from _project_classes(index, binding.ctx, depth + 1)
+            bound = binding.ctx
+            found.extend(index.questions.ask(("project-classes", bound),
+                                             lambda: _project_classes(index, bound), ()))
+    return tuple(found)
 
 
 def _library_base(index: ProjectIndex, cls: Ctx) -> bool:
@@ -147,7 +147,7 @@ def _library_roots(index: ProjectIndex, cls: Ctx) -> set[str]:
     """The libraries (import-qualified roots) of the library classes among the bases of ``cls``
     and of its project bases."""
     roots: set[str] = set()
-    for found in _project_classes(index, cls, 0):
+    for found in _project_classes(index, cls):
         summary = index.summary(found.path)
         where = Ctx(found.path, "<module>")
         for base in summary.bases(found.scope) if summary is not None else ():

@@ -363,3 +363,4 @@ def test_a_helper_loader_is_read_with_the_truth_its_call_passes(tmp_path: Path) 
     scopes = [Ctx("h.py", "train"), Ctx("h.py", "held_out"), Ctx("h.py", "make_loader")]
     sampling = SamplingAnalyzer(index, None, assumed).analyze(scopes)
     assert (sampling.kind, sampling.sampler) == ("poisson", "poisson"), sampling.evidence
+
