@@ -27,7 +27,7 @@ from dpcheck.pipelines.guards import Guards
 from dpcheck.pipelines.index import ProjectIndex
 from dpcheck.pipelines.private_loops import Place, runs_private
 from dpcheck.pipelines.provenance import Origin
-from dpcheck.pipelines.sampling.decision import NO_SAMPLING, Sampling, agreed
+from dpcheck.pipelines.sampling.decision import EVAL_NAME, NO_SAMPLING, Sampling, agreed
 from dpcheck.pipelines.sampling.index_draws import IndexDraws
 from dpcheck.pipelines.sampling.loaders import LoaderReader
 from dpcheck.pipelines.sampling.loops import LOOP_WRAPPERS, drawn, loader_passes, takes_steps
@@ -141,18 +141,24 @@ class SamplingAnalyzer:
 
     def _loop(self, loaders: LoaderReader, stmt: Statement, ctx: Ctx,
               trains: bool = False) -> Sampling | None:
-        """The sampling of a loop's iterable when it is a loader (None when it is not one),
-        whatever the loader is called: a loop that feeds no private update (an evaluation pass)
-        is left out by ``analyze``, not by its name. A training loop over a batch source found
-        but not decided (an ``unknown`` with sampler evidence: a project generator) is kept as
-        ``unknown``: another loop's loader must not stand in for it."""
+        """The sampling of a loop's iterable when it is a loader (None when it is not one). A
+        training loop over a name saying it is a loader that dpcheck cannot follow, or over a
+        batch source found but not decided (an ``unknown`` with sampler evidence: a project
+        generator), is kept as ``unknown``: another loop's loader must not stand in for it.
+        A loop over a loader named for evaluation is left out by its name: where the loop that
+        runs the private update is found, it decides whatever the loaders are called, but where
+        the update runs out of sight (a library engine steps it), the non-stepping loops are
+        the only evidence and no principle yet tells an evaluation pass from them."""
         iterable = stmt.expr
         while isinstance(iterable, Call) and iterable.name in LOOP_WRAPPERS and iterable.args:
             iterable = iterable.argument(0)
+        if isinstance(iterable, Name) and EVAL_NAME.search(iterable.dotted):
+            return None
         if self.origins.origin(iterable, ctx) == Origin.LOADER:
             return loaders.loader(iterable, ctx)
         if not isinstance(iterable, (Name, Call)):
             return None
         found = loaders.loader(iterable, ctx)  # a loader a project helper builds and returns
-        return found if found.kind != "unknown" or (trains and found.evidence) \
+        named = isinstance(iterable, Name) and "loader" in iterable.dotted.lower()
+        return found if found.kind != "unknown" or (trains and (named or found.evidence)) \
             else None
