@@ -145,10 +145,8 @@ class SamplingAnalyzer:
         training loop over a name saying it is a loader that dpcheck cannot follow, or over a
         batch source found but not decided (an ``unknown`` with sampler evidence: a project
         generator), is kept as ``unknown``: another loop's loader must not stand in for it.
-        A loop over a loader named for evaluation is left out by its name: where the loop that
-        runs the private update is found, it decides whatever the loaders are called, but where
-        the update runs out of sight (a library engine steps it), the non-stepping loops are
-        the only evidence and no principle yet tells an evaluation pass from them."""
+        A loader named for evaluation is left out by name: where a library engine steps the
+        update out of sight, no principle yet tells an evaluation pass from the training's."""
         iterable = stmt.expr
         while isinstance(iterable, Call) and iterable.name in LOOP_WRAPPERS and iterable.args:
             iterable = iterable.argument(0)
