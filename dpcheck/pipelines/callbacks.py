@@ -11,11 +11,12 @@ The library is not read, so which methods it calls back is not known statically.
 therefore: a method inherited from a library class (import-qualified, ``NamesMixin.library_name``)
 that is called on an instance of a project subclass of it reaches every method the project
 classes of that instance define below the library base. They are the project's own code, and
-only the project's classes are read, never the library's. The methods named for evaluation
-(``evaluate``, ``on_evaluate``, ``validation_step``: the names the sampling analysis already
-leaves out, ``EVAL_NAME``) are left out: the library runs them on held-out data, outside the
-private training, and their calls (a loader helper called with ``dp=False``) would otherwise
-be read as the training's. An instance of such a subclass passed
+only the project's classes are read, never the library's. The methods the library calls from
+its evaluation or prediction loop (``Trainer.evaluate``, ``TrainerCallback.on_evaluate``,
+``LightningModule.validation_step``: the vocabulary group ``evaluation_callbacks``, by the
+library of the subclass's base, whatever the method's name says) are left out: the library runs
+them on held-out data, outside the private training, and their calls (a loader helper called
+with ``dp=False``) would otherwise be read as the training's. An instance of such a subclass passed
 as an argument to a library call (``callbacks=[ledger]`` to the trainer's constructor) is kept
 by the library and called back in the same way, so it reaches its methods too. A method the
 project defines itself is an ordinary project call (``PipelineBuilder._callees``), not a callback.
@@ -26,13 +27,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from dpcheck.pipelines.index import ProjectIndex
-from dpcheck.pipelines.sampling.decision import EVAL_NAME
 from dpcheck.pipelines.scope import Ctx
+from dpcheck.pipelines.vocabulary import vocabulary
 from dpcheck.sites.nodes import Attr, Call, Name, Node, Seq
-
-#: How many project classes up the bases are followed to find the library base.
-MAX_BASES = 8
-
 
 def called_back(index: ProjectIndex, call: Call, where: Ctx) -> Iterator[Ctx]:
     """The project methods the library runs because of ``call`` at ``where``: those of the
@@ -53,15 +50,18 @@ def called_back(index: ProjectIndex, call: Call, where: Ctx) -> Iterator[Ctx]:
 
 def own_methods(index: ProjectIndex, cls: Ctx) -> Iterator[Ctx]:
     """The methods defined in the body of ``cls`` and of its project bases (not the library's:
-    they are not read), except those named for evaluation."""
-    for found in _project_classes(index, cls, 0):
+    they are not read), except those the libraries of its bases call from their evaluation
+    loop."""
+    evaluation = vocabulary()["evaluation_callbacks"]
+    roots = _library_roots(index, cls)
+    for found in _project_classes(index, cls):
         summary = index.summary(found.path)
         if summary is None:
             continue
         for qual, scope in summary.scopes.items():
             parent, _, name = qual.rpartition(".")
             if scope.owner == found.scope and parent == found.scope \
-                    and not EVAL_NAME.search(name):
+                    and not any(evaluation.has_library_method(root, name) for root in roots):
                 yield Ctx(found.path, qual)
 
 
@@ -122,27 +122,40 @@ def _instance(index: ProjectIndex, name: str, where: Ctx) -> Ctx | None:
     return index.class_named(made.name or "", place) if isinstance(made, Call) else None
 
 
-def _project_classes(index: ProjectIndex, cls: Ctx, depth: int) -> Iterator[Ctx]:
-    """``cls`` and its project bases, nearest first."""
+def _project_classes(index: ProjectIndex, cls: Ctx) -> tuple[Ctx, ...]:
+    """``cls`` and its project bases, nearest first (each base a question of the index's memo
+    and cycle guard, ``dpcheck.pipelines.questions``: a cycle of bases ends there)."""
     summary = index.summary(cls.path)
-    if summary is None or cls.scope not in summary.classes or depth > MAX_BASES:
-        return
-    yield cls
+    if summary is None or cls.scope not in summary.classes:
+        return ()
+    found = [cls]
     for base in summary.bases(cls.scope):
         binding = index.bind(base, Ctx(cls.path, "<module>")) if base else None
         if binding is not None and binding.kind == "class":
-            yield from _project_classes(index, binding.ctx, depth + 1)
+            bound = binding.ctx
+            found.extend(index.questions.ask(("project-classes", bound),
+                                             lambda: _project_classes(index, bound), ()))
+    return tuple(found)
 
 
 def _library_base(index: ProjectIndex, cls: Ctx) -> bool:
     """Whether a library class is among the bases of ``cls`` or of its project bases."""
-    for found in _project_classes(index, cls, 0):
+    return bool(_library_roots(index, cls))
+
+
+def _library_roots(index: ProjectIndex, cls: Ctx) -> set[str]:
+    """The libraries (import-qualified roots) of the library classes among the bases of ``cls``
+    and of its project bases."""
+    roots: set[str] = set()
+    for found in _project_classes(index, cls):
         summary = index.summary(found.path)
         where = Ctx(found.path, "<module>")
         for base in summary.bases(found.scope) if summary is not None else ():
             head, _, _ = (base or "").partition(".")
             binding = index.bind(head, where) if head else None
-            if binding is not None and binding.kind == "module" \
-                    and index.library_name(base, where) is not None:
-                return True
-    return False
+            qualified = index.library_name(base, where) \
+                if binding is not None and binding.kind == "module" else None
+            if qualified is not None:
+                root, _, _ = qualified.partition(".")
+                roots.add(root)
+    return roots

@@ -37,7 +37,6 @@ LOADER_METHOD = "get_train_dataloader"
 SAMPLER_METHOD = "_get_train_sampler"
 LOADER_METHODS = (LOADER_METHOD, SAMPLER_METHOD)
 SEQUENTIAL = "SequentialSampler"
-MAX_BASES = 8
 
 
 def inherited_loader(index: ProjectIndex, call: IR, ctx: Ctx) -> Evidence | None:
@@ -64,11 +63,12 @@ def inherited_loader(index: ProjectIndex, call: IR, ctx: Ctx) -> Evidence | None
         "RandomSampler over train_dataset, fixed-size batches of per_device_train_batch_size"))
 
 
-def _hf_base(index: ProjectIndex, cls: Ctx, depth: int = 0) -> str | None:
+def _hf_base(index: ProjectIndex, cls: Ctx) -> str | None:
     """The Hugging Face trainer class ``cls`` derives from, when no class on the way overrides
-    a loader method; None otherwise."""
+    a loader method; None otherwise (each project base a question of the index's memo and
+    cycle guard, ``dpcheck.pipelines.questions``: a cycle of bases ends there)."""
     summary = index.summary(cls.path)
-    if summary is None or cls.scope not in summary.classes or depth > MAX_BASES:
+    if summary is None or cls.scope not in summary.classes:
         return None
     if any(f"{cls.scope}.{method}" in summary.scopes for method in LOADER_METHODS):
         return None
@@ -80,7 +80,8 @@ def _hf_base(index: ProjectIndex, cls: Ctx, depth: int = 0) -> str | None:
                 and tail_name(binding.name) in HF_TRAINERS:
             return tail_name(binding.name)
         if binding.kind == "class":
-            found = _hf_base(index, Ctx(binding.ctx.path, binding.name), depth + 1)
+            bound = Ctx(binding.ctx.path, binding.name)
+            found = index.questions.ask(("hf-base", bound), lambda: _hf_base(index, bound), None)
             if found is not None:
                 return found
     return None

@@ -84,7 +84,7 @@ def _called_back(index: ProjectIndex, scope: str, name: str, path: str = "t.py")
 
 def test_a_library_method_on_a_subclass_instance_reaches_every_method_of_its_project_classes(
         tmp_path: Path) -> None:
-    """All but the one named for evaluation, which runs on held-out data."""
+    """All but the one the library runs from its evaluation loop, on held-out data."""
     index = _index(tmp_path, {"t.py": TRAINER, "local.py": LOCAL})
     assert _called_back(index, "main", "trainer.train") == {
         "Mine.__init__", "Mine.training_step", "Mine.fit", "Base.create_optimizer"}
@@ -100,6 +100,51 @@ def test_an_instance_handed_to_the_library_base_is_called_back(tmp_path: Path) -
     index = _index(tmp_path, {"t.py": TRAINER, "local.py": LOCAL})
     reached = _called_back(index, "Mine.__init__", "super().__init__")
     assert {"Hooks.on_step_end", "Hooks.on_log"} <= reached
+
+
+ROLES = '''
+from lightning.pytorch import LightningModule
+from transformers import TrainerCallback
+
+
+class Ledger(TrainerCallback):
+    def on_step_end(self, args, state, control, **kwargs):
+        pass
+
+    def on_evaluate(self, args, state, control, **kwargs):
+        pass
+
+
+class Regressor(LightningModule):
+    def training_step(self, batch, index):
+        return self.interval_totals(batch)
+
+    def interval_totals(self, batch):
+        return batch
+
+    def validation_step(self, batch, index):
+        return batch
+
+    def holdout_scores(self, batch):
+        return batch
+
+
+def main(trainer, data):
+    trainer.fit(Regressor(), data, callbacks=[Ledger()])
+    model = Regressor()
+    model.fit_loop()
+'''
+
+
+def test_what_a_library_calls_back_from_its_evaluation_loop_is_its_role_not_a_name(
+        tmp_path: Path) -> None:
+    """The library's evaluation hooks (``validation_step``, ``on_evaluate``) are left out by the
+    table of what each library calls from its evaluation loop; a training method whose name
+    merely contains "val" (``interval_totals``) or a project method whose name says nothing of
+    evaluation (``holdout_scores``) is reached like any other override."""
+    index = _index(tmp_path, {"t.py": ROLES})
+    assert _called_back(index, "main", "model.fit_loop") == {
+        "Regressor.training_step", "Regressor.interval_totals", "Regressor.holdout_scores"}
 
 
 SAMPLERS = '''
@@ -318,3 +363,4 @@ def test_a_helper_loader_is_read_with_the_truth_its_call_passes(tmp_path: Path) 
     scopes = [Ctx("h.py", "train"), Ctx("h.py", "held_out"), Ctx("h.py", "make_loader")]
     sampling = SamplingAnalyzer(index, None, assumed).analyze(scopes)
     assert (sampling.kind, sampling.sampler) == ("poisson", "poisson"), sampling.evidence
+

@@ -144,7 +144,9 @@ class SamplingAnalyzer:
         """The sampling of a loop's iterable when it is a loader (None when it is not one). A
         training loop over a name saying it is a loader that dpcheck cannot follow, or over a
         batch source found but not decided (an ``unknown`` with sampler evidence: a project
-        generator), is kept as ``unknown``: another loop's loader must not stand in for it."""
+        generator), is kept as ``unknown``: another loop's loader must not stand in for it.
+        A loader named for evaluation is left out by name: where a library engine steps the
+        update out of sight, no principle yet tells an evaluation pass from the training's."""
         iterable = stmt.expr
         while isinstance(iterable, Call) and iterable.name in LOOP_WRAPPERS and iterable.args:
             iterable = iterable.argument(0)
