@@ -426,7 +426,7 @@ def run(settings: Settings, progress: ProgressCallback | None = None) -> ScanRes
     changed = fresh or len(entry["bounds"]) != known_bounds  # an unchanged entry is not rewritten
     cacheable = all(a.cacheable for a in analyses.values())  # a time-budget skip depends on the load
     if changed and cacheable:
-        cache.put_project(inputs.key, entry)
+        cache.put_project(inputs.key, entry, inputs.context)
     cache.save()
     linked_key = LinkInputs.from_json(entry["inputs"]).linked_key
     result.cache_key = linked_key if cache_dir is not None and cacheable else None
@@ -452,7 +452,7 @@ def _reusable(
 ) -> dict[str, Any] | None:
     """A new cache entry made from the most recent cached linking that still holds for
     ``inputs`` (``LinkInputs.changed_unread``, its data files unchanged), or None."""
-    for entry in cache.recent_projects():
+    for entry in cache.recent_projects(inputs.context):
         stored = LinkInputs.from_json(entry["inputs"])
         changed = stored.changed_unread(inputs)
         if changed is not None and _data_unchanged(entry, root):

@@ -33,8 +33,6 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
-import pathspec
-
 from dpcheck.discover.confine import NOT_REGULAR, OUTSIDE, OUTSIDE_DIRECTORY, is_inside
 from dpcheck.errors import DpcheckError
 from dpcheck.parse.notebook import NOTEBOOK_SUFFIX
@@ -167,8 +165,8 @@ def discover_files(
             elif path.suffix in SOURCE_SUFFIXES or path == target:
                 found.add(path)
 
-    excluded = _matcher(exclude)
-    included = _matcher(include) if include else _matcher(["*"])
+    excluded = _matcher(exclude) if exclude else _match_nothing
+    included = _matcher(include) if include else _match_everything
     relative = {p: _relative_to_root(p, root) for p in found | dependencies}
     files = sorted(p for p in found if included(relative[p]) and not excluded(relative[p]))
     dependency_files = sorted(
@@ -380,5 +378,18 @@ def _dependency_files_above(root: Path, directory: Path, problems: list[Problem]
 
 
 def _matcher(patterns: Sequence[str]) -> Callable[[str], bool]:
-    """A predicate telling whether a root-relative POSIX path matches any gitignore-style glob."""
+    """A predicate telling whether a root-relative POSIX path matches any gitignore-style glob
+    (pathspec is imported only for a configuration that has globs)."""
+    import pathspec
+
     return pathspec.GitIgnoreSpec.from_lines(patterns).match_file
+
+
+def _match_nothing(relative: str) -> bool:
+    """The matcher of no glob."""
+    return False
+
+
+def _match_everything(relative: str) -> bool:
+    """The matcher of ``*``: every path."""
+    return True

@@ -6,10 +6,11 @@ change per-file results:
 
 * ``files`` — the light per-file record (DP001 problem, suppressions, candidate flag), keyed by
   the file's git blob id and path; read on every scan;
-* ``summaries`` — the per-file summaries, same keys; read only when a pipeline must be linked;
+* ``summaries`` — the per-file summaries, same keys; read only when a pipeline must be linked,
+  and then only those of the files linking reads;
 * ``projects`` — the linked pipelines and raw findings (per-file ones such as DP001 included) of
   a whole project, keyed by a digest of every input of the linking stage, plus the bounds
-  attached to its findings; a rescan of an unchanged project reads this and nothing else;
+  attached to its findings; a rescan of an unchanged project reads its entry and nothing else;
 * ``bounds`` — what a corrected bound does to a finding, keyed by its parameter set
   (``dpcheck.bounds.attach.effect_key``): a project relinked after an edit recomputes only the
   bounds of new parameter sets;
@@ -19,19 +20,24 @@ change per-file results:
   the import neighbourhood of named files (the pre-commit hook) reads this small store instead
   of every summary.
 
-Each store is one JSON file, read at most once and written atomically only when it changed.
+The small stores are one JSON file each, read at most once and written atomically only when it
+changed. The two large ones, summaries and projects, are shelves (``_Shelf``): one file per entry,
+so a pre-commit run in a large project reads and writes the few summaries and the one project
+entry it uses, not megabytes of the others'.
 A cache without a directory (``--no-cache``) stores nothing, except within ``kept_in_memory``:
 there the scans of one command (a fix's re-analysis after the scan it checks) share their stores
 in memory, so a rescan re-reads only what an edit changed.
 
 The cache directory may sit in an untrusted checkout, so nothing inside it is reached through a
-symbolic link: the version folder must not be one, stores and marker files are opened without
-following a link in their last component, and stores are replaced by rename (which replaces a
-link, never writes through it). A cache that would need a link is simply not used.
+symbolic link: the version folder and a shelf's folder must not be one, stores and marker files
+are opened without following a link in their last component, and stores are replaced by rename
+(which replaces a link, never writes through it). A cache that would need a link is simply not
+used.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -105,11 +111,109 @@ class _Store:
     def save(self) -> None:
         if self._path is None or not self.dirty:
             return
-        fd, tmp = tempfile.mkstemp(dir=self._path.parent, suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(json.dumps(self._entries, separators=(",", ":")))  # dumps: the C encoder
-        os.replace(tmp, self._path)
+        _replace(self._path, self._entries)
         self.dirty = False
+
+
+class _Shelf:
+    """Entries persisted one per file in one folder (the file named by a digest of the key, the
+    key stored beside the value), each read on first use and written only when put; without a
+    folder, the entries are dropped unless ``kept`` (the memory of ``kept_in_memory``). An
+    ``ordered`` shelf also keeps an ``index`` file listing its keys in the order written (oldest
+    first) with a tag each: it keeps only its newest entries and is searched by tag
+    (``recent``)."""
+
+    def __init__(self, folder: Path | None, kept: bool = False, ordered: bool = False) -> None:
+        self._folder = folder
+        self._kept = kept
+        self._ordered = ordered
+        self._entries: dict[str, Any] = {}
+        self._dirty: set[str] = set()
+        self._index: dict[str, str] | None = None if folder is not None else {}
+        self._dropped: set[str] = set()
+
+    @property
+    def dirty(self) -> bool:
+        return bool(self._dirty or self._dropped)
+
+    def _file(self, key: str) -> Path:
+        assert self._folder is not None
+        digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
+        return self._folder / f"{digest[:32]}.json"
+
+    def _load(self, name: str) -> Any | None:
+        """The JSON in the folder's file ``name`` (None: absent, unreadable or not JSON; the
+        folder is not read through a symbolic link)."""
+        assert self._folder is not None
+        if self._folder.is_symlink():
+            return None
+        try:
+            return json.loads(read_regular(self._folder / name).decode("utf-8"))
+        except (OSError, ValueError):
+            return None
+
+    def get(self, key: str) -> Any | None:
+        if key not in self._entries and self._folder is not None and key not in self._dropped:
+            stored = self._load(self._file(key).name)
+            if isinstance(stored, dict) and stored.get("key") == key:
+                self._entries[key] = stored.get("value")
+        return self._entries.get(key)
+
+    def put(self, key: str, value: Any, tag: str = "") -> None:
+        if self._folder is not None or self._kept:
+            self._entries[key] = value
+            self._dirty.add(key)
+            self._dropped.discard(key)
+            if self._ordered:
+                self.index.pop(key, None)
+                self.index[key] = tag
+
+    @property
+    def index(self) -> dict[str, str]:
+        """The keys written, oldest first, with their tags."""
+        if self._index is None:
+            loaded = self._load("index.json")
+            self._index = {str(k): str(t) for k, t in loaded} if isinstance(loaded, list) and \
+                all(isinstance(i, list) and len(i) == 2 for i in loaded) else {}
+        return self._index
+
+    def drop(self, key: str) -> None:
+        """Forget the entry ``key`` (its file is removed on ``save``)."""
+        self._entries.pop(key, None)
+        self._dirty.discard(key)
+        self.index.pop(key, None)
+        self._dropped.add(key)
+
+    def recent(self, tag: str) -> Iterator[Any]:
+        """The entries tagged ``tag``, the most recently written first, each read when reached."""
+        for key, written in reversed(list(self.index.items())):
+            if written == tag and (value := self.get(key)) is not None:
+                yield value
+
+    def save(self) -> None:
+        if self._folder is None or not self.dirty:
+            return
+        self._folder.mkdir(exist_ok=True)
+        if self._folder.is_symlink():
+            return
+        for key in sorted(self._dirty):
+            _replace(self._file(key), {"key": key, "value": self._entries[key]})
+        for key in sorted(self._dropped):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self._file(key))
+        if self._ordered and self._index is not None:
+            _replace(self._folder / "index.json", [[k, t] for k, t in self._index.items()])
+        self._dirty.clear()
+        self._dropped.clear()
+
+
+def _replace(path: Path, value: Any) -> None:
+    """Write ``value`` as JSON to ``path`` atomically, by rename (a link at ``path`` is replaced,
+    never written through)."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(json.dumps(value, separators=(",", ":")))  # dumps: the C encoder
+    os.replace(tmp, path)
 
 
 class _Newest(MutableMapping[str, Any]):
@@ -140,7 +244,7 @@ class _Newest(MutableMapping[str, Any]):
         return len(self._store.entries)
 
 
-_MEMORY: ContextVar[dict[str, _Store] | None] = ContextVar("dpcheck_cache_memory", default=None)
+_MEMORY: ContextVar[dict[str, _Store | _Shelf] | None] = ContextVar("dpcheck_cache_memory", default=None)
 
 
 @contextmanager
@@ -172,11 +276,19 @@ class AnalysisCache:
                 return _Store(base.with_suffix(suffix))
             if memory is None:
                 return _Store(None)
-            return memory.setdefault(f"{settings}{suffix}", _Store(None, kept=True))
+            return memory.setdefault(f"{settings}{suffix}", _Store(None, kept=True))  # type: ignore[return-value]
+
+        def shelf(suffix: str, ordered: bool = False) -> _Shelf:
+            if base is not None:
+                return _Shelf(base.with_suffix(suffix), ordered=ordered)
+            if memory is None:
+                return _Shelf(None, ordered=ordered)
+            return memory.setdefault(f"{settings}{suffix}",  # type: ignore[return-value]
+                                     _Shelf(None, kept=True, ordered=ordered))
 
         self._files = store(".files.json")
-        self._summaries = store(".summaries.json")
-        self._projects = store(".projects.json")
+        self._summaries = shelf(".summaries")
+        self._projects = shelf(".projects", ordered=True)
         self._bounds = store(".bounds.json")
         self.bound_effects: MutableMapping[str, Any] = _Newest(self._bounds, _BOUND_EFFECTS_KEPT)
         """What bounds do to findings, by parameter set (``bounds.attach.effect_key``)."""
@@ -222,21 +334,25 @@ class AnalysisCache:
         """The linked result of a project whose inputs digest to ``key``."""
         return self._projects.get(key)
 
-    def recent_projects(self) -> list[Any]:
-        """The stored linked results, the most recently written first."""
-        return list(reversed(self._projects.entries.values()))
+    def recent_projects(self, context: str) -> Iterator[Any]:
+        """The stored linked results of projects with the linking context ``context``
+        (``LinkInputs.context``), the most recently written first, each read when reached."""
+        return self._projects.recent(context)
 
-    def put_project(self, key: str, value: Any) -> None:
-        """Store a project's linked result, keeping only the most recent few projects."""
-        _Newest(self._projects, _PROJECT_ENTRIES_KEPT)[key] = value
+    def put_project(self, key: str, value: Any, context: str) -> None:
+        """Store a project's linked result under its linking context, keeping only the most
+        recent few projects."""
+        self._projects.put(key, value, context)
+        for old in list(self._projects.index)[:-_PROJECT_ENTRIES_KEPT]:
+            self._projects.drop(old)
 
     def save(self) -> None:
         """Write what changed; a cache that cannot be written is silently skipped (a read-only
         checkout must still scan)."""
         if self._root is None:
             return
-        stores = (self._files, self._summaries, self._projects, self._bounds, self._fixes,
-                  self._imports)
+        stores: tuple[_Store | _Shelf, ...] = (self._files, self._summaries, self._projects,
+                                               self._bounds, self._fixes, self._imports)
         if not any(store.dirty for store in stores):
             return
         try:

@@ -83,3 +83,48 @@ def test_code_fingerprint_changes_with_a_catalog_outside_the_package(
     finally:
         cache_module.code_fingerprint.cache_clear()
     assert before != after
+
+
+def test_summaries_and_projects_are_read_entry_by_entry(tmp_path: Path) -> None:
+    """The large stores keep one file per entry: a later scan reads the entries it asks for, a
+    corrupt or foreign entry file is a miss, and only the newest projects are kept, searched by
+    their linking context."""
+    cache = AnalysisCache(tmp_path, "s")
+    cache.put_summary("a.py", {"scopes": 1})
+    cache.put_summary("b.py", {"scopes": 2})
+    for number in range(cache_module._PROJECT_ENTRIES_KEPT + 2):
+        cache.put_project(f"p{number}", {"n": number}, "ctx-even" if number % 2 == 0 else "ctx-odd")
+    cache.save()
+
+    warm = AnalysisCache(tmp_path, "s")
+    assert warm.summary("b.py") == {"scopes": 2}
+    assert warm.summary("c.py") is None
+    newest = cache_module._PROJECT_ENTRIES_KEPT + 1
+    assert [e["n"] for e in warm.recent_projects("ctx-odd")] == list(range(newest, 2, -2))
+    assert warm.project("p0") is None and warm.project("p1") is None  # the two oldest dropped
+    assert warm.project("p2") == {"n": 2}
+
+    (shelf,) = tmp_path.rglob("*.summaries")
+    files = {p.name: p for p in shelf.iterdir()}
+    assert len(files) == 2
+    a_file, b_file = sorted(files.values(), key=lambda p: "a.py" not in p.read_text())
+    a_file.write_text("{not json")
+    b_file.write_text(json.dumps({"key": "other.py", "value": {"scopes": 3}}))
+    fresh = AnalysisCache(tmp_path, "s")
+    assert fresh.summary("a.py") is None and fresh.summary("b.py") is None
+
+
+def test_a_linked_shelf_folder_is_neither_read_nor_written(tmp_path: Path) -> None:
+    """A shelf folder that is a symbolic link (planted in an untrusted checkout) is not used."""
+    cache = AnalysisCache(tmp_path / "cache", "s")
+    cache.put_summary("a.py", {"scopes": 1})
+    cache.save()
+    (shelf,) = (tmp_path / "cache").rglob("*.summaries")
+    elsewhere = tmp_path / "elsewhere"
+    shelf.rename(elsewhere)
+    shelf.symlink_to(elsewhere, target_is_directory=True)
+    linked = AnalysisCache(tmp_path / "cache", "s")
+    assert linked.summary("a.py") is None
+    linked.put_summary("b.py", {"scopes": 2})
+    linked.save()
+    assert len(list(elsewhere.iterdir())) == 1
