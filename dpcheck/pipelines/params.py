@@ -41,12 +41,11 @@ from dpcheck.pipelines.sampling.decision import Sampling, loader_dataset
 from dpcheck.pipelines.scope import Ctx
 from dpcheck.pipelines.tf_privacy import KEYWORDS as TF_KEYWORDS
 from dpcheck.pipelines.values import Evaluator, Value
+from dpcheck.pipelines.vocabulary import calls_in
 from dpcheck.sites.ir import IR
 from dpcheck.sites.nodes import BinOp, Call, Name, Node, Num, node
 from dpcheck.sites.views import Statement
 
-#: Noise draws whose positional arguments are (key, shape) or (shape, mean, std), not (mean, std).
-KEY_FIRST_NORMALS = ("jax.random.", "random.normal", "tf.random.", "tensorflow.random.")
 #: Parameters judged at their lowest value over the runs of a sweep (see the module docstring).
 LOWEST_OVER_RUNS = frozenset({"sigma"})
 OPACUS_KEYWORDS = {
@@ -209,7 +208,7 @@ class ParamCollector:
     ) -> None:
         clip, threshold = None, None
         for ctx, call in update.clip_calls:
-            threshold = _clip_threshold(call)
+            threshold = _clip_threshold(self.index, call, ctx)
             clip = self._resolve("clip", threshold, ctx)
             if clip is not None and clip.value is not None:
                 break
@@ -231,8 +230,7 @@ class ParamCollector:
             return None
         given = call.kwargs
         std = given.get("std", given.get("scale", given.get("stddev")))
-        name = call.name or ""
-        if std is None and name.endswith("normal") and not name.startswith(KEY_FIRST_NORMALS):
+        if std is None and calls_in("normal_draws", call, ctx, self.index):
             std = call.argument(1)
         factors = _factors(std) if std is not None else _scale_factors(statement, call)
         if not factors or clip is None or not clip.value:
@@ -404,13 +402,14 @@ def _derived(name: str, value: float, span: Span) -> ParamValue:
     return ParamValue(name, value, "derived", span, None)
 
 
-def _clip_threshold(call: IR) -> Node | None:
-    """C of ``clip_grad_norm_(ps, C)``, ``min(1, C/norm)``, ``max(1, norm/C)``, ``clamp(max=C)``."""
+def _clip_threshold(index: ProjectIndex, call: IR, ctx: Ctx) -> Node | None:
+    """C of ``clip_grad_norm_(ps, C)`` (a clip-by-norm API of the vocabulary group
+    ``norm_clips``, by import-qualified name, read at ``ctx``), of ``min(1, C/norm)``,
+    ``max(1, norm/C)`` and ``clamp(max=C)`` (a bound taken of a norm, whatever its name)."""
     call = node(call)
     if not isinstance(call, Call):
         return None
-    name = call.method
-    if name.startswith("clip_") or name.startswith("clip_by"):
+    if calls_in("norm_clips", call, ctx, index):
         return call.kwargs.get("max_norm", call.kwargs.get("clip_norm", call.argument(1)))
     for part in call.walk():
         if isinstance(part, BinOp) and part.op == "/":
