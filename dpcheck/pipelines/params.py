@@ -31,8 +31,9 @@ from dpcheck.pipelines.accumulation import (
 )
 from dpcheck.pipelines.data_passes import DataPasses
 from dpcheck.pipelines.dim import model_size
-from dpcheck.pipelines.handwritten import HandwrittenUpdate, mentions_norm
+from dpcheck.pipelines.handwritten import HandwrittenUpdate
 from dpcheck.pipelines.index import ProjectIndex
+from dpcheck.pipelines.noise_scale import clip_threshold, std_factors
 from dpcheck.pipelines.opacus_usage import OpacusUsage
 from dpcheck.pipelines.private_loops import Place, runs_private
 from dpcheck.pipelines.questions import frozen
@@ -41,9 +42,8 @@ from dpcheck.pipelines.sampling.decision import Sampling, loader_dataset
 from dpcheck.pipelines.scope import Ctx
 from dpcheck.pipelines.tf_privacy import KEYWORDS as TF_KEYWORDS
 from dpcheck.pipelines.values import Evaluator, Value
-from dpcheck.pipelines.vocabulary import calls_in
 from dpcheck.sites.ir import IR
-from dpcheck.sites.nodes import BinOp, Call, Name, Node, Num, node
+from dpcheck.sites.nodes import BinOp, Call, Name, Node, node
 from dpcheck.sites.views import Statement
 
 #: Parameters judged at their lowest value over the runs of a sweep (see the module docstring).
@@ -208,7 +208,7 @@ class ParamCollector:
     ) -> None:
         clip, threshold = None, None
         for ctx, call in update.clip_calls:
-            threshold = _clip_threshold(self.index, call, ctx)
+            threshold = clip_threshold(self.index, call, ctx)
             clip = self._resolve("clip", threshold, ctx)
             if clip is not None and clip.value is not None:
                 break
@@ -228,11 +228,7 @@ class ParamCollector:
         call = node(call)
         if not isinstance(call, Call):
             return None
-        given = call.kwargs
-        std = given.get("std", given.get("scale", given.get("stddev")))
-        if std is None and calls_in("normal_draws", call, ctx, self.index):
-            std = call.argument(1)
-        factors = _factors(std) if std is not None else _scale_factors(statement, call)
+        factors = std_factors(self.index, call, statement, ctx)
         if not factors or clip is None or not clip.value:
             return None
         values = [self.values.value(f, ctx) for f in factors]
@@ -402,27 +398,6 @@ def _derived(name: str, value: float, span: Span) -> ParamValue:
     return ParamValue(name, value, "derived", span, None)
 
 
-def _clip_threshold(index: ProjectIndex, call: IR, ctx: Ctx) -> Node | None:
-    """C of ``clip_grad_norm_(ps, C)`` (a clip-by-norm API of the vocabulary group
-    ``norm_clips``, by import-qualified name, read at ``ctx``), of ``min(1, C/norm)``,
-    ``max(1, norm/C)`` and ``clamp(max=C)`` (a bound taken of a norm, whatever its name)."""
-    call = node(call)
-    if not isinstance(call, Call):
-        return None
-    if calls_in("norm_clips", call, ctx, index):
-        return call.kwargs.get("max_norm", call.kwargs.get("clip_norm", call.argument(1)))
-    for part in call.walk():
-        if isinstance(part, BinOp) and part.op == "/":
-            left_norm = mentions_norm(part.left)
-            right_norm = mentions_norm(part.right)
-            if left_norm and not right_norm:
-                return part.right
-            if right_norm and not left_norm:
-                return part.left
-    bound = call.kwargs.get("max")
-    return None if bound is None or isinstance(bound, Num) and bound.value == 1 else bound
-
-
 def _ratio(index: ProjectIndex, ctx: Ctx, ir: IR) -> tuple[Ctx, Node, Node] | None:
     """(where to read, B, N) of a sample rate written ``B / N``, followed through names (each a
     question of the index's memo and cycle guard, ``dpcheck.pipelines.questions``)."""
@@ -437,20 +412,3 @@ def _ratio(index: ProjectIndex, ctx: Ctx, ir: IR) -> tuple[Ctx, Node, Node] | No
             key = ("ratio", frozen(ir), ctx, index.reach)
             return index.questions.ask(key, lambda: _ratio(index, where, bound), None)
     return None
-
-
-def _factors(ir: Node) -> list[Node]:
-    """The factors of a product ``a * b * c`` (a single factor for anything else)."""
-    if isinstance(ir, BinOp) and ir.op == "*":
-        return _factors(ir.left) + _factors(ir.right)
-    return [ir]
-
-
-def _scale_factors(statement: IR, call: Node) -> list[Node]:
-    """The factors a noise draw is multiplied by in ``statement`` (``sigma * C * randn(...)``)."""
-    for part in node(statement).walk():
-        if isinstance(part, BinOp) and part.op == "*":
-            factors = _factors(part)
-            if call in factors:
-                return [f for f in factors if f != call]
-    return []
