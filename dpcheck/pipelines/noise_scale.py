@@ -110,7 +110,8 @@ def _params(index: ProjectIndex, exprs: Iterable[IR], ctx: Ctx) -> list[Binding]
         if binding is not None and binding.kind == "param":
             found.append(binding)
         elif binding is not None and (assigned := binding.assigned()) is not None:
-            key = ("noise-scale", name, frozen(assigned[0]), ctx, index.reach)
+            value, where = assigned
+            key = ("noise-scale", name, frozen(value), ctx, index.reach)
             found.extend(index.questions.ask(
-                key, lambda: _params(index, [assigned[0]], assigned[1]), []))
+                key, lambda: _params(index, [value], where), []))
     return found
