@@ -16,11 +16,11 @@ from dataclasses import replace
 from dpcheck.model import Span
 from dpcheck.pipelines.binding import Binding
 from dpcheck.pipelines.scope import Ctx
+from dpcheck.pipelines.vocabulary import calls_in
 from dpcheck.sites.ir import IR, tail_name
 from dpcheck.sites.nodes import Attr, Call, Const, Name, Node, Num, Seq, node
 from dpcheck.sites.views import Option
 
-ARGS_PARSERS: frozenset[str] = frozenset({"parse_args", "parse_known_args"})
 #: The absl flag-values object: ``FLAGS.x`` (or ``flags.FLAGS.x``) reads ``DEFINE_*("x", ...)``.
 ABSL_FLAGS = "FLAGS"
 ARGUMENT_PARSERS = frozenset({"HfArgumentParser"})
@@ -66,7 +66,8 @@ class OptionsMixin:
                 return self.parsed_option(inner, ctx, attr)
             return self.attribute(f"{inner.dotted}.{attr}", ctx) if isinstance(inner, Name) \
                 else None
-        return self.option(attr, ctx.path) if tail in ARGS_PARSERS else None
+        return self.option(attr, ctx.path) if calls_in("option_parses", call, ctx, self) \
+            else None
 
     def _returned_option(self, call: Call, ctx: Ctx, attr: str) -> Binding | None:
         target = self.function(call.name or "", ctx)
@@ -79,7 +80,8 @@ class OptionsMixin:
                 bound = self.bind(value.dotted, Ctx(target.path, target.scope, stmt.line))
                 value = bound.ir if bound is not None and bound.kind == "assign" \
                     and not bound.index else None
-            if stmt.kind == "return" and isinstance(value, Call) and value.method in ARGS_PARSERS:
+            if stmt.kind == "return" and isinstance(value, Call) and calls_in(
+                    "option_parses", value, Ctx(target.path, target.scope, stmt.line), self):
                 return self.option(attr, target.path)
         return None
 
