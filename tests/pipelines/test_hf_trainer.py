@@ -10,7 +10,7 @@ from dpcheck.pipelines.hf_trainer import inherited_loader, sampler_method
 from dpcheck.pipelines.index import ProjectIndex
 from dpcheck.pipelines.returned import returned_item
 from dpcheck.pipelines.sampling.analyzer import SamplingAnalyzer
-from dpcheck.pipelines.sampling.loaders import SHUFFLE_SAMPLERS
+from dpcheck.pipelines.sampling.sampler_calls import SamplerCalls
 from dpcheck.pipelines.scope import Ctx
 from dpcheck.sites.ir import walk
 from tests.pipelines.builder import make_project
@@ -193,7 +193,8 @@ def test_a_sampler_method_is_read_for_the_call_that_runs_it(tmp_path: Path) -> N
     ctx = Ctx("tr.py", "Trainer.loaders")
     scope = index.scope(ctx)
     samplers = [s["e"][3]["sampler"] for s in scope["stmts"] if s["k"] == "assign"]
-    train, ordered, mixed, evaluation = (sampler_method(index, s, ctx, SHUFFLE_SAMPLERS)
+    kinds = SamplerCalls(index).sampler_kind
+    train, ordered, mixed, evaluation = (sampler_method(index, s, ctx, kinds)
                                          for s in samplers)
     random = _line(SAMPLERS, "return RandomSampler(self.data) if")
     unsampled = _line(SAMPLERS, "return None")
