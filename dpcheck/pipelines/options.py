@@ -33,7 +33,6 @@ TRAINING_ARGUMENT_DEFAULTS: dict[str, float] = {
     "per_device_train_batch_size": 8, "gradient_accumulation_steps": 1, "num_train_epochs": 3.0,
     "max_steps": -1,
 }
-MAX_BASES = 8
 
 
 class OptionsMixin:
@@ -124,10 +123,11 @@ class OptionsMixin:
         return self._field(classes[position].dotted, place, attr,
                            Span(place.path, *constructor.position))
 
-    def _field(self, name: str, ctx: Ctx, attr: str, parser: Span,
-                   depth: int = 0) -> Binding | None:
-        """The field ``attr`` of the dataclass ``name`` (read at ``ctx``), through its bases."""
-        binding = self.bind(name, ctx) if depth <= MAX_BASES else None
+    def _field(self, name: str, ctx: Ctx, attr: str, parser: Span) -> Binding | None:
+        """The field ``attr`` of the dataclass ``name`` (read at ``ctx``), through its bases
+        (each base a question of the index's memo and cycle guard,
+        ``dpcheck.pipelines.questions``: a cycle of bases ends there)."""
+        binding = self.bind(name, ctx)
         if binding is not None and binding.kind == "module":
             known = TRAINING_ARGUMENT_DEFAULTS.get(attr) if binding.name.startswith(
                 "transformers") and tail_name(binding.name) in TRAINING_ARGUMENTS else None
@@ -145,7 +145,9 @@ class OptionsMixin:
                                name=attr) if value is not None else None
         where = Ctx(binding.ctx.path, "<module>")
         for base in summary.bases(binding.name):
-            found = self._field(base, where, attr, parser, depth + 1) if base else None
+            key = ("dataclass-field", base, where, attr, parser)
+            found = self.questions.ask(key, lambda: self._field(base, where, attr, parser),
+                                       None) if base else None
             if found is not None:
                 return found
         return None
