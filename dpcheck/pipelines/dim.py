@@ -87,13 +87,13 @@ class _Counter:
             return math.prod(self._int(e, ctx) for e in given.items)
         return self._int(given, ctx) ** dims
 
-    def layer(self, call: Call, ctx: Ctx, depth: int = 0) -> int:
+    def layer(self, call: Call, ctx: Ctx) -> int:
         name = call.name or ""
         tail = call.method
         if tail in PARAMETER_FREE:
             return 0
         if tail in ("to", "cuda", "float", "double") and isinstance(call.callee, Attr):
-            return self.layer(self._call(call.callee.base, ctx), ctx, depth + 1)
+            return self.layer(self._call(call.callee.base, ctx), ctx)
         if tail == "Linear":
             fan_in, fan_out = self._arg(call, 0, "in_features", ctx), self._arg(
                 call, 1, "out_features", ctx)
@@ -123,10 +123,14 @@ class _Counter:
                 raise _Unknown
             return count
         if tail == "Sequential":
-            return sum(self.layer(self._call(a, ctx), ctx, depth + 1) for a in call.args)
+            return sum(self.layer(self._call(a, ctx), ctx) for a in call.args)
         if tail in torchvision_models() and self._from_torchvision(name, ctx):
             return self._torchvision(tail, call, ctx)
-        return self._project_module(name, ctx, depth)
+        key = ("module-size", name, ctx, self.index.reach)
+        count = self.index.questions.ask(key, lambda: self._counted(name, ctx), None)
+        if count is None:
+            raise _Unknown
+        return count
 
     def _from_torchvision(self, name: str, ctx: Ctx) -> bool:
         """Whether ``name`` is a torchvision model builder (``models.resnet18``,
@@ -154,11 +158,20 @@ class _Counter:
                 return binding.ir
         raise _Unknown
 
-    def _project_module(self, name: str, ctx: Ctx, depth: int) -> int:
+    def _counted(self, name: str, ctx: Ctx) -> int | None:
+        """The parameter count of the project module or model factory ``name`` builds (read
+        at ``ctx``), None when it cannot be counted. Asked through the index's memo and cycle
+        guard (``dpcheck.pipelines.questions``): a module built from itself is not counted."""
+        try:
+            return self._project_module(name, ctx)
+        except _Unknown:
+            return None
+
+    def _project_module(self, name: str, ctx: Ctx) -> int:
         binding = self.index.bind(name, ctx)
-        if binding is not None and binding.kind == "function" and depth <= 6:
-            return self._factory(binding.ctx, depth)
-        if binding is None or binding.kind != "class" or depth > 6:
+        if binding is not None and binding.kind == "function":
+            return self._factory(binding.ctx)
+        if binding is None or binding.kind != "class":
             raise _Unknown
         summary = self.index.summary(binding.ctx.path)
         if summary is None:
@@ -177,11 +190,11 @@ class _Counter:
                 value = stmt.expr
                 if isinstance(value, Call):
                     where = Ctx(init_ctx.path, init_ctx.scope, stmt.line)
-                    total += self.layer(value, where, depth + 1)
+                    total += self.layer(value, where)
         return total
 
 
-    def _factory(self, function: Ctx, depth: int) -> int:
+    def _factory(self, function: Ctx) -> int:
         """A project function that returns a model built from layers (``return nn.Sequential``)."""
         scope = self.index.scope(function)
         returns = [s for s in scope.statements if s.kind == "return"] if scope else []
@@ -189,7 +202,7 @@ class _Counter:
         if returned is None or not isinstance(returned.expr, Call):
             raise _Unknown
         where = Ctx(function.path, function.scope, returned.line)
-        return self.layer(returned.expr, where, depth + 1)
+        return self.layer(returned.expr, where)
 
 
 def model_size(index: ProjectIndex, scopes: Iterable[Ctx]) -> ParamValue | None:

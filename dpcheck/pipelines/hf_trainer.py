@@ -19,6 +19,7 @@ from the library's documented defaults (the few that size batches and steps).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 from dpcheck.model import Evidence, Span
@@ -36,7 +37,6 @@ HF_TRAINERS = frozenset({"Trainer", "Seq2SeqTrainer"})
 LOADER_METHOD = "get_train_dataloader"
 SAMPLER_METHOD = "_get_train_sampler"
 LOADER_METHODS = (LOADER_METHOD, SAMPLER_METHOD)
-SEQUENTIAL = "SequentialSampler"
 
 
 def inherited_loader(index: ProjectIndex, call: IR, ctx: Ctx) -> Evidence | None:
@@ -88,12 +88,13 @@ def _hf_base(index: ProjectIndex, cls: Ctx) -> str | None:
 
 
 def sampler_method(index: ProjectIndex, call: IR, ctx: Ctx,
-                   shuffled: frozenset[str]) -> list[Evidence] | None:
+                   kind_of: Callable[[Call, Ctx], str | None]) -> list[Evidence] | None:
     """Sampler evidence for ``DataLoader(sampler=self._get_train_sampler())`` where the project
-    method returns, under the default configuration, only samplers of ``shuffled`` (by class
-    name), ``SequentialSampler`` or ``None``: fixed-size batches whichever runs. The shuffling
-    samplers come first (they are the training sampler of the default path). None when the
-    callee is not a project function or it may return anything else."""
+    method returns, under the default configuration, only samplers whose kind ``kind_of`` (the
+    sampler table, by import-qualified name and switch) says is ``shuffle`` or ``sequential``,
+    or ``None``: fixed-size batches whichever runs. The shuffling samplers come first (they are
+    the training sampler of the default path). None when the callee is not a project function
+    or it may return anything else."""
     call = node(call)
     function = index.function(call.name or "", ctx) if isinstance(call, Call) else None
     scope = index.scope(function) if function is not None else None
@@ -103,18 +104,19 @@ def sampler_method(index: ProjectIndex, call: IR, ctx: Ctx,
     shuffling: list[Evidence] = []
     sequential: list[Evidence] = []
     for value, where in returned:
-        tail = value.method if isinstance(value, Call) else ""
+        kind = kind_of(value, where) if isinstance(value, Call) else None
         none = isinstance(value, Const) and value.value is None
-        if not none and tail not in shuffled and tail != SEQUENTIAL:
+        if not none and kind not in ("shuffle", "sequential"):
             return None
         span = Span(where.path, *value.position) if isinstance(value, Call) \
             else Span(where.path, where.line)
-        if tail in shuffled:
+        tail = value.method if isinstance(value, Call) else "None"
+        if kind == "shuffle":
             shuffling.append(Evidence("sampler", span, f"{tail} returned by {function.scope}: "
                                       "shuffled fixed-size batches"))
         else:
             sequential.append(Evidence("sampler", span, f"{function.scope} may return "
-                                       f"{tail or 'None'}: sequential fixed-size batches"))
+                                       f"{tail}: sequential fixed-size batches"))
     return [*shuffling, *sequential] or None
 
 

@@ -17,8 +17,9 @@ from dataclasses import replace
 from typing import Any
 
 from dpcheck.pipelines.binding import Binding
-from dpcheck.pipelines.options import ABSL_FLAGS, ARGS_PARSERS
+from dpcheck.pipelines.options import ABSL_FLAGS
 from dpcheck.pipelines.scope import Ctx
+from dpcheck.pipelines.vocabulary import calls_in
 from dpcheck.sites.ir import IR, tail_name
 from dpcheck.sites.modules import resolve_module
 from dpcheck.sites.nodes import Attr, Call, Const, Name, Num, Opaque, Str, Subscript, node
@@ -234,7 +235,7 @@ class NamesMixin:
             value = owner.ir
             if isinstance(value, Call):
                 called = value.name or ""
-                if value.method in ARGS_PARSERS:
+                if calls_in("option_parses", value, replace(owner.ctx, line=owner.line), self):
                     return self.option(attr, owner.ctx.path)
                 returned = self._returned_option(value, owner.ctx, attr)
                 if returned is not None:
@@ -244,9 +245,9 @@ class NamesMixin:
                 cls = self.bind(called, owner.ctx)
                 if cls is not None and cls.kind == "class":
                     return self._class_attribute(cls.ctx.path, cls.name, attr)
-            if isinstance(value, Subscript) and isinstance(value.value, Call):
-                if (value.value.name or "").endswith("parse_known_args"):
-                    return self.option(attr, owner.ctx.path)
+            if isinstance(value, Subscript) and isinstance(value.value, Call) and calls_in(
+                    "option_parses", value.value, replace(owner.ctx, line=owner.line), self):
+                return self.option(attr, owner.ctx.path)  # the namespace of parse_known_args
         return self.dataclass_field(owner, attr)
 
     def library_name(self, dotted: str, ctx: Ctx) -> str | None:

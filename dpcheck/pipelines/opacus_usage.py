@@ -32,8 +32,6 @@ NORMALIZATION = {"A": "realized", "EA": "expected", "FEA": "floor-expected", "no
 #: (see ``loader_decides``).
 KEPT_LOADER = "poisson_sampling=False keeps the data loader passed in"
 _USAGE_ROLES = frozenset({"entry", "attach"})
-#: How many project functions deep a private optimizer handed on is followed.
-_MAX_HAND_OFF = 4
 #: Engine keywords whose string value decides the update (read through names: ``_resolved``).
 STRING_KEYWORDS = ("loss_reduction",)
 _ENGINE_ROLES = frozenset({"engine", "entry", "attach"})
@@ -286,20 +284,15 @@ def _private_steps(index: ProjectIndex, usage: OpacusUsage, name: str,
         visible = same or ctx.scope.startswith(f"{here.scope}.") or (
             here.scope == "<module>" and ctx.path == here.path)
         if visible:
-            yield from _step_sites(index, name, ctx, here.line if same else None, 0)
+            yield from _step_sites(index, name, ctx, here.line if same else None)
 
 
-def _step_sites(index: ProjectIndex, name: str, ctx: Ctx, after: int | None,
-                depth: int) -> Iterator[Ctx]:
+def _step_sites(index: ProjectIndex, name: str, ctx: Ctx, after: int | None) -> Iterator[Ctx]:
     """The statements where the optimizer held by ``name`` may step in the scope of ``ctx``;
     with ``after`` (the line of the call that binds it) only the statements after that line
-    are read, and those before it that sit in a loop (they run again after it). Past the
-    hand-off depth the whole scope may step (its first line stands for it)."""
+    are read, and those before it that sit in a loop (they run again after it)."""
     scope = index.scope(ctx)
     if scope is None:
-        return
-    if depth > _MAX_HAND_OFF:
-        yield Ctx(ctx.path, ctx.scope, scope.line)
         return
     for stmt in scope.statements:
         if after is not None and (stmt.line == after or (stmt.line < after and stmt.loop < 0)):
@@ -308,14 +301,12 @@ def _step_sites(index: ProjectIndex, name: str, ctx: Ctx, after: int | None,
         if _stores_into(name, stmt.target):
             yield where
         else:
-            yield from _stepped_in(index, name, stmt.expr, where, depth)
+            yield from _stepped_in(index, name, stmt.expr, where)
     for line in scope.if_lines:
-        yield from _stepped_in(index, name, scope.if_test(line), Ctx(ctx.path, ctx.scope, line),
-                               depth)
+        yield from _stepped_in(index, name, scope.if_test(line), Ctx(ctx.path, ctx.scope, line))
 
 
-def _stepped_in(index: ProjectIndex, name: str, expr: object, ctx: Ctx,
-                depth: int) -> Iterator[Ctx]:
+def _stepped_in(index: ProjectIndex, name: str, expr: object, ctx: Ctx) -> Iterator[Ctx]:
     """Where an expression (the statement at ``ctx``) may step the optimizer ``name``: the
     statement itself, and for a hand-off to a project function the statements of that function
     where it may (``_step_sites``)."""
@@ -334,14 +325,12 @@ def _stepped_in(index: ProjectIndex, name: str, expr: object, ctx: Ctx,
             settled.add(id(callee))
         for argument in (*item.args, *item.kwargs.values()):
             if isinstance(argument, Name) and argument.dotted == name:
-                inside = _handed_on(index, item, argument, ctx, depth)
+                inside = _handed_on(index, item, argument, ctx)
                 if inside is None:
                     yield ctx
                     return
-                first = next(inside, None)
-                if first is not None:
+                if inside:
                     yield ctx
-                    yield first
                     yield from inside
                     return
                 settled.add(id(argument))
@@ -351,11 +340,12 @@ def _stepped_in(index: ProjectIndex, name: str, expr: object, ctx: Ctx,
         yield ctx
 
 
-def _handed_on(index: ProjectIndex, call: Call, argument: Node, ctx: Ctx,
-               depth: int) -> Iterator[Ctx] | None:
+def _handed_on(index: ProjectIndex, call: Call, argument: Node, ctx: Ctx) -> list[Ctx] | None:
     """Where the optimizer may step in the project function ``call`` hands it to (as
     ``argument``); None when it may step anywhere: a function that is not the project's, or a
-    parameter not found."""
+    parameter not found. The function is read as a question of the index's memo and cycle
+    guard (``dpcheck.pipelines.questions``): a hand-off met again, or too deep, may step
+    anywhere in the function (its first line stands for it)."""
     function = index.function(call.name or "", ctx)
     scope = index.scope(function) if function is not None else None
     if function is None or scope is None:
@@ -364,7 +354,9 @@ def _handed_on(index: ProjectIndex, call: Call, argument: Node, ctx: Ctx,
     received = next((p for p in params if argument_for(call, params, p) is argument), None)
     if received is None:
         return None
-    return _step_sites(index, received, function, None, depth + 1)
+    key = ("step-sites", received, function, index.reach)
+    return index.questions.ask(key, lambda: list(_step_sites(index, received, function, None)),
+                               [Ctx(function.path, function.scope, scope.line)])
 
 
 def _returned_optimizer(index: ProjectIndex, usage: OpacusUsage) -> str | None:

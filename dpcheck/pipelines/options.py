@@ -16,11 +16,11 @@ from dataclasses import replace
 from dpcheck.model import Span
 from dpcheck.pipelines.binding import Binding
 from dpcheck.pipelines.scope import Ctx
+from dpcheck.pipelines.vocabulary import calls_in
 from dpcheck.sites.ir import IR, tail_name
 from dpcheck.sites.nodes import Attr, Call, Const, Name, Node, Num, Seq, node
 from dpcheck.sites.views import Option
 
-ARGS_PARSERS: frozenset[str] = frozenset({"parse_args", "parse_known_args"})
 #: The absl flag-values object: ``FLAGS.x`` (or ``flags.FLAGS.x``) reads ``DEFINE_*("x", ...)``.
 ABSL_FLAGS = "FLAGS"
 ARGUMENT_PARSERS = frozenset({"HfArgumentParser"})
@@ -33,7 +33,6 @@ TRAINING_ARGUMENT_DEFAULTS: dict[str, float] = {
     "per_device_train_batch_size": 8, "gradient_accumulation_steps": 1, "num_train_epochs": 3.0,
     "max_steps": -1,
 }
-MAX_BASES = 8
 
 
 class OptionsMixin:
@@ -66,7 +65,8 @@ class OptionsMixin:
                 return self.parsed_option(inner, ctx, attr)
             return self.attribute(f"{inner.dotted}.{attr}", ctx) if isinstance(inner, Name) \
                 else None
-        return self.option(attr, ctx.path) if tail in ARGS_PARSERS else None
+        return self.option(attr, ctx.path) if calls_in("option_parses", call, ctx, self) \
+            else None
 
     def _returned_option(self, call: Call, ctx: Ctx, attr: str) -> Binding | None:
         target = self.function(call.name or "", ctx)
@@ -79,7 +79,8 @@ class OptionsMixin:
                 bound = self.bind(value.dotted, Ctx(target.path, target.scope, stmt.line))
                 value = bound.ir if bound is not None and bound.kind == "assign" \
                     and not bound.index else None
-            if stmt.kind == "return" and isinstance(value, Call) and value.method in ARGS_PARSERS:
+            if stmt.kind == "return" and isinstance(value, Call) and calls_in(
+                    "option_parses", value, Ctx(target.path, target.scope, stmt.line), self):
                 return self.option(attr, target.path)
         return None
 
@@ -122,10 +123,11 @@ class OptionsMixin:
         return self._field(classes[position].dotted, place, attr,
                            Span(place.path, *constructor.position))
 
-    def _field(self, name: str, ctx: Ctx, attr: str, parser: Span,
-                   depth: int = 0) -> Binding | None:
-        """The field ``attr`` of the dataclass ``name`` (read at ``ctx``), through its bases."""
-        binding = self.bind(name, ctx) if depth <= MAX_BASES else None
+    def _field(self, name: str, ctx: Ctx, attr: str, parser: Span) -> Binding | None:
+        """The field ``attr`` of the dataclass ``name`` (read at ``ctx``), through its bases
+        (each base a question of the index's memo and cycle guard,
+        ``dpcheck.pipelines.questions``: a cycle of bases ends there)."""
+        binding = self.bind(name, ctx)
         if binding is not None and binding.kind == "module":
             known = TRAINING_ARGUMENT_DEFAULTS.get(attr) if binding.name.startswith(
                 "transformers") and tail_name(binding.name) in TRAINING_ARGUMENTS else None
@@ -143,7 +145,9 @@ class OptionsMixin:
                                name=attr) if value is not None else None
         where = Ctx(binding.ctx.path, "<module>")
         for base in summary.bases(binding.name):
-            found = self._field(base, where, attr, parser, depth + 1) if base else None
+            key = ("dataclass-field", base, where, attr, parser)
+            found = self.questions.ask(key, lambda: self._field(base, where, attr, parser),
+                                       None) if base else None
             if found is not None:
                 return found
         return None

@@ -31,8 +31,9 @@ from dpcheck.pipelines.accumulation import (
 )
 from dpcheck.pipelines.data_passes import DataPasses
 from dpcheck.pipelines.dim import model_size
-from dpcheck.pipelines.handwritten import HandwrittenUpdate, mentions_norm
+from dpcheck.pipelines.handwritten import HandwrittenUpdate
 from dpcheck.pipelines.index import ProjectIndex
+from dpcheck.pipelines.noise_scale import clip_threshold, std_factors
 from dpcheck.pipelines.opacus_usage import OpacusUsage
 from dpcheck.pipelines.private_loops import Place, runs_private
 from dpcheck.pipelines.questions import frozen
@@ -42,11 +43,9 @@ from dpcheck.pipelines.scope import Ctx
 from dpcheck.pipelines.tf_privacy import KEYWORDS as TF_KEYWORDS
 from dpcheck.pipelines.values import Evaluator, Value
 from dpcheck.sites.ir import IR
-from dpcheck.sites.nodes import BinOp, Call, Name, Node, Num, node
+from dpcheck.sites.nodes import BinOp, Call, Name, Node, node
 from dpcheck.sites.views import Statement
 
-#: Noise draws whose positional arguments are (key, shape) or (shape, mean, std), not (mean, std).
-KEY_FIRST_NORMALS = ("jax.random.", "random.normal", "tf.random.", "tensorflow.random.")
 #: Parameters judged at their lowest value over the runs of a sweep (see the module docstring).
 LOWEST_OVER_RUNS = frozenset({"sigma"})
 OPACUS_KEYWORDS = {
@@ -209,7 +208,7 @@ class ParamCollector:
     ) -> None:
         clip, threshold = None, None
         for ctx, call in update.clip_calls:
-            threshold = _clip_threshold(call)
+            threshold = clip_threshold(self.index, call, ctx)
             clip = self._resolve("clip", threshold, ctx)
             if clip is not None and clip.value is not None:
                 break
@@ -229,12 +228,7 @@ class ParamCollector:
         call = node(call)
         if not isinstance(call, Call):
             return None
-        given = call.kwargs
-        std = given.get("std", given.get("scale", given.get("stddev")))
-        name = call.name or ""
-        if std is None and name.endswith("normal") and not name.startswith(KEY_FIRST_NORMALS):
-            std = call.argument(1)
-        factors = _factors(std) if std is not None else _scale_factors(statement, call)
+        factors = std_factors(self.index, call, statement, ctx)
         if not factors or clip is None or not clip.value:
             return None
         values = [self.values.value(f, ctx) for f in factors]
@@ -404,26 +398,6 @@ def _derived(name: str, value: float, span: Span) -> ParamValue:
     return ParamValue(name, value, "derived", span, None)
 
 
-def _clip_threshold(call: IR) -> Node | None:
-    """C of ``clip_grad_norm_(ps, C)``, ``min(1, C/norm)``, ``max(1, norm/C)``, ``clamp(max=C)``."""
-    call = node(call)
-    if not isinstance(call, Call):
-        return None
-    name = call.method
-    if name.startswith("clip_") or name.startswith("clip_by"):
-        return call.kwargs.get("max_norm", call.kwargs.get("clip_norm", call.argument(1)))
-    for part in call.walk():
-        if isinstance(part, BinOp) and part.op == "/":
-            left_norm = mentions_norm(part.left)
-            right_norm = mentions_norm(part.right)
-            if left_norm and not right_norm:
-                return part.right
-            if right_norm and not left_norm:
-                return part.left
-    bound = call.kwargs.get("max")
-    return None if bound is None or isinstance(bound, Num) and bound.value == 1 else bound
-
-
 def _ratio(index: ProjectIndex, ctx: Ctx, ir: IR) -> tuple[Ctx, Node, Node] | None:
     """(where to read, B, N) of a sample rate written ``B / N``, followed through names (each a
     question of the index's memo and cycle guard, ``dpcheck.pipelines.questions``)."""
@@ -438,20 +412,3 @@ def _ratio(index: ProjectIndex, ctx: Ctx, ir: IR) -> tuple[Ctx, Node, Node] | No
             key = ("ratio", frozen(ir), ctx, index.reach)
             return index.questions.ask(key, lambda: _ratio(index, where, bound), None)
     return None
-
-
-def _factors(ir: Node) -> list[Node]:
-    """The factors of a product ``a * b * c`` (a single factor for anything else)."""
-    if isinstance(ir, BinOp) and ir.op == "*":
-        return _factors(ir.left) + _factors(ir.right)
-    return [ir]
-
-
-def _scale_factors(statement: IR, call: Node) -> list[Node]:
-    """The factors a noise draw is multiplied by in ``statement`` (``sigma * C * randn(...)``)."""
-    for part in node(statement).walk():
-        if isinstance(part, BinOp) and part.op == "*":
-            factors = _factors(part)
-            if call in factors:
-                return [f for f in factors if f != call]
-    return []

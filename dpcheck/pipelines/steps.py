@@ -26,6 +26,7 @@ from collections.abc import Iterable, Iterator
 from dpcheck.pipelines.divisor import DivisorClassifier
 from dpcheck.pipelines.dp_libraries import Privatizer, dp_libraries
 from dpcheck.pipelines.index import ProjectIndex
+from dpcheck.pipelines.questions import frozen
 from dpcheck.pipelines.scope import Ctx
 from dpcheck.sites.nodes import (
     BinOp,
@@ -226,11 +227,11 @@ class StepFinder:
             return None
         return self._combined(call.receiver, method, ctx)
 
-    def _combined(self, combined: Node, method: str, ctx: Ctx, depth: int = 0) -> Privatizer | None:
+    def _combined(self, combined: Node, method: str, ctx: Ctx) -> Privatizer | None:
         """The privatizer among the objects a combinator call was given (``combined`` names
-        it, read at ``ctx``), whose ``method`` the combinator's ``method`` runs."""
-        if depth > MAX_HELPER_DEPTH:
-            return None
+        it, read at ``ctx``), whose ``method`` the combinator's ``method`` runs. A combinator
+        given to a combinator is followed as a question of the index's memo and cycle guard
+        (``dpcheck.pipelines.questions``)."""
         made = combined
         where = ctx
         if isinstance(combined, Name):
@@ -252,7 +253,9 @@ class StepFinder:
             found = self.table.privatizer(named) if self._reached(named, where.path) else None
             inner, _, _ = named.rpartition(".") if named is not None else ("", "", "")
             if found is None and self.table.combinators.get(inner) == method:
-                found = self._combined(part, method, where, depth + 1)
+                key = ("combined", frozen(part), method, where, self.index.reach)
+                found = self.index.questions.ask(
+                    key, lambda: self._combined(part, method, where), None)
             if found is not None:
                 return found
         return None

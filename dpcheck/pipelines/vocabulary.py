@@ -25,9 +25,10 @@ from dpcheck.toml import tomllib
 GROUPS = ("keeps_examples", "data_attributes", "data_containers", "loader_attributes",
           "datasets", "loaders", "mask_indices", "counts", "floors", "tensor_factories",
           "sampling_draws", "bernoulli_draws", "uniform_draws", "index_ranges", "means",
-          "divisions", "products", "selects_indices", "samples_count", "splits_lengths",
-          "keeps_all_examples", "evaluation_callbacks", "json_loaders", "yaml_loaders", "toml_loaders", "file_reads",
-          "path_joins")
+          "divisions", "products", "normal_draws", "norm_clips", "selects_indices",
+          "samples_count", "splits_lengths",
+          "keeps_all_examples", "evaluation_callbacks", "option_parses", "json_loaders",
+          "yaml_loaders", "toml_loaders", "file_reads", "path_joins")
 _KEYS = {"summary": str, "methods": list, "names": list, "builtins": list, "functions": dict,
          "library_methods": dict}
 

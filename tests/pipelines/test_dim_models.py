@@ -127,3 +127,33 @@ def test_dim_of_a_keras_sequential_with_a_literal_input_shape(
     assert len(pipelines) == 1
     dim = pipelines[0].params.get("dim")
     assert (dim.value if dim is not None else None) == expected
+
+
+def _nested_modules(levels: int) -> str:
+    """Project modules wrapping each other ``levels`` deep around one Linear(10, 10) (110
+    parameters), the outermost built as ``Block0()``."""
+    blocks = [f'''
+class Block{i}(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.inner = {f"Block{i + 1}()" if i + 1 < levels else "nn.Linear(10, 10)"}
+''' for i in range(levels)]
+    return "import torch.nn as nn\n" + "".join(blocks)
+
+
+@pytest.mark.parametrize(("modules", "expected"), [
+    (_nested_modules(9), 110),
+    ("import torch.nn as nn\n\nclass Block0(nn.Module):\n    def __init__(self):\n"
+     "        super().__init__()\n        self.inner = Block0()\n"
+     "        self.head = nn.Linear(10, 10)\n", None),
+])
+def test_dim_of_project_modules_nested_at_any_depth(
+        tmp_path: Path, modules: str, expected: int | None) -> None:
+    """Modules built from project modules are counted however deep they nest (each one a
+    question of the index's memo and cycle guard); a module built from itself is not counted."""
+    code = TRAIN.format(imports="from blocks import Block0", build="Block0()")
+    pipelines = pipelines_of(tmp_path, {"train.py": code, "blocks.py": modules,
+                                        "requirements.txt": "opacus==1.4.0\n"})
+    assert len(pipelines) == 1
+    dim = pipelines[0].params.get("dim")
+    assert (dim.value if dim is not None else None) == expected

@@ -10,7 +10,7 @@ from dpcheck.pipelines.hf_trainer import inherited_loader, sampler_method
 from dpcheck.pipelines.index import ProjectIndex
 from dpcheck.pipelines.returned import returned_item
 from dpcheck.pipelines.sampling.analyzer import SamplingAnalyzer
-from dpcheck.pipelines.sampling.loaders import SHUFFLE_SAMPLERS
+from dpcheck.pipelines.sampling.sampler_calls import SamplerCalls
 from dpcheck.pipelines.scope import Ctx
 from dpcheck.sites.ir import walk
 from tests.pipelines.builder import make_project
@@ -193,7 +193,8 @@ def test_a_sampler_method_is_read_for_the_call_that_runs_it(tmp_path: Path) -> N
     ctx = Ctx("tr.py", "Trainer.loaders")
     scope = index.scope(ctx)
     samplers = [s["e"][3]["sampler"] for s in scope["stmts"] if s["k"] == "assign"]
-    train, ordered, mixed, evaluation = (sampler_method(index, s, ctx, SHUFFLE_SAMPLERS)
+    kinds = SamplerCalls(index).sampler_kind
+    train, ordered, mixed, evaluation = (sampler_method(index, s, ctx, kinds)
                                          for s in samplers)
     random = _line(SAMPLERS, "return RandomSampler(self.data) if")
     unsampled = _line(SAMPLERS, "return None")
@@ -256,3 +257,32 @@ def test_hf_argument_dataclass_fields_are_options_with_their_defaults(tmp_path: 
     assert field_of("training_args", "gradient_accumulation_steps") == ("option", ["n", 1], parse)
     assert field_of("training_args", "learning_rate") is None
     assert index.dataclass_field(index.bind("parser", at), "clip") is None
+
+
+def _layered_arguments(levels: int) -> str:
+    """Dataclasses deriving from each other ``levels`` deep; the deepest declares clip = 0.25,
+    and HfArgumentParser parses the shallowest; a second parser parses a class that derives
+    from itself."""
+    classes = "".join(
+        f"\n@dataclass\nclass Layer{i}({f'Layer{i + 1}' if i + 1 < levels else ''}):\n"
+        + ("    clip: float = 0.25\n" if i + 1 == levels else "    rank: int = 0\n")
+        for i in reversed(range(levels)))
+    return ("from dataclasses import dataclass\n\nfrom transformers import HfArgumentParser\n"
+            + classes + "\n\n@dataclass\nclass Loop(Loop):\n    rank: int = 0\n\n\n"
+            "def main():\n    parser = HfArgumentParser((Layer0,))\n"
+            "    (layered,) = parser.parse_args_into_dataclasses()\n"
+            "    other = HfArgumentParser((Loop,))\n"
+            "    (looped,) = other.parse_args_into_dataclasses()\n"
+            "    return layered, looped\n")
+
+
+def test_dataclass_fields_are_found_through_bases_at_any_depth(tmp_path: Path) -> None:
+    """Bases of an argument dataclass are followed however deep (each a question of the index's
+    memo and cycle guard); a class listed as its own base ends there."""
+    source = _layered_arguments(12)
+    index = _index(tmp_path, {"args.py": source})
+    at = Ctx("args.py", "main", _line(source, "return layered"))
+    found = index.dataclass_field(index.bind("layered", at), "clip")
+    assert found is not None and (found.kind, found.ir, found.line) == (
+        "option", ["n", 0.25], _line(source, "clip: float"))
+    assert index.dataclass_field(index.bind("looped", at), "clip") is None

@@ -36,14 +36,9 @@ from dpcheck.pipelines.questions import frozen
 from dpcheck.pipelines.scope import Ctx
 from dpcheck.pipelines.single_batch import WholeBatch, draws, whole_batch
 from dpcheck.pipelines.values import Evaluator
-from dpcheck.samplers import SamplerApi, sampler_table
-from dpcheck.sites.ir import tail_name
+from dpcheck.samplers import SamplerApi
 from dpcheck.sites.nodes import Call, Name, Node, Subscript, node
 
-#: Class names of the table's shuffling samplers, for the Hugging Face sampler-method reader
-#: (which compares class names of the samplers a project method returns).
-SHUFFLE_SAMPLERS = frozenset(tail_name(api.name) for api in sampler_table().apis.values()
-                             if api.role == "sampler" and api.kind == "shuffle")
 #: Calls that iterate over a loader unchanged (a progress bar, an index pairing).
 ITERATION_WRAPPERS = frozenset({"tqdm", "enumerate"})
 
@@ -289,7 +284,7 @@ class LoaderReader:
                 return of_scheme(scheme, [Evidence(
                     "sampler", span, f"DataLoader({key}={sampler.method}): {words}")], (ctx, call))
             own = self._project_sampler(sampler, ctx, key)
-            fixed = sampler_method(self.index, sampler, ctx, SHUFFLE_SAMPLERS) \
+            fixed = sampler_method(self.index, sampler, ctx, self.calls.sampler_kind) \
                 if own is None and key == "sampler" else None
             if fixed:
                 scheme = "sequential" if all("sequential" in e.note for e in fixed) else "shuffle"

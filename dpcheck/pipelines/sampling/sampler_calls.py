@@ -51,6 +51,13 @@ class SamplerCalls:
             value = call.args[switch.position]
         return api.kind_for("default" if value is None else self.flag(value, ctx))
 
+    def sampler_kind(self, call: Call, ctx: Ctx) -> str | None:
+        """The kind of batches the library sampler ``call`` (read at ``ctx``) makes, by its
+        import-qualified name and switch; None for anything that is not a table sampler."""
+        api = self.api_of(call, ctx)
+        return self.selected(api, call, ctx) if api is not None and api.role == "sampler" \
+            else None
+
     def flag(self, expr: Node, ctx: Ctx) -> bool | None:
         """The boolean constant ``expr`` holds under the default configuration (a literal, a
         name bound to one, an option default: ``type=`` only parses command-line strings, the
