@@ -185,7 +185,7 @@ class LoaderReader:
             if inner.kind == "unknown" and len(kinds) == 1:
                 inner, *_ = drawn
             note = f"{yielded.note}: {inner.note}" if inner.kind == "unknown" else inner.note
-            return replace(inner, note=note, evidence=[*evidence, *inner.evidence])
+            return replace(inner, note=note, evidence=[*inner.evidence, *evidence])
         if yielded.kind == "slices" and kinds <= {"shuffle"}:
             order = "after a permutation: shuffled" if kinds else "in order: sequential"
             evidence = [Evidence("sampler", yielded.span,
