@@ -79,7 +79,7 @@ class ClassesMixin:
 
     def _passed_class(self, param: Binding, depth: int) -> Ctx | None:
         """The class of the objects every caller passes for a parameter (a name holding one, or
-        the constructor call itself: ``Client(MClient(...))``), if they agree."""
+        the constructor call itself: ``Runner(Participant(...))``), if they agree."""
         found = {self._made_class(arg, where, depth + 1) for where, arg in self.arguments(param)}
         return found.pop() if len(found) == 1 else None
 
