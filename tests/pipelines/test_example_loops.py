@@ -151,8 +151,10 @@ def test_steps_counted_over_a_random_split_are_not_a_loop_over_examples(tmp_path
     realized size), but its counter selects nothing and every step clips the gradient of the
     whole batch's loss: no per-example clipping (before, the range over a realized size made
     it a loop over examples). The noise on the gradients and the accountant still anchor a
-    pipeline, whose evidence says that no per-example clip was seen; its sampling (indices
-    drawn with a size read through the split) stays undecided, said by DP106."""
+    pipeline, whose evidence says that no per-example clip was seen. The split is no sampling
+    (its threshold is a quantile of its own draw), so the B indices drawn with replacement
+    every step decide, and the RDP accountant's Poisson assumption does not hold for them:
+    DP102, however each example's contribution is bounded."""
     root = tmp_path / "project"
     make_project(root, {"train.py": SPLIT_STEPS, "requirements.txt": "opacus==1.4.0\n"})
     result = engine.scan(engine.ScanOptions(paths=[root], use_cache=False, jobs=1))
@@ -161,5 +163,6 @@ def test_steps_counted_over_a_random_split_are_not_a_loop_over_examples(tmp_path
     clips = [e.note for e in pipeline.evidence if e.role == "clip"]
     assert clips[0].startswith("g = p.grad / max(1.0")  # the clip of the batch gradient
     assert clips[1].startswith("no per-example clip seen")
-    [note] = result.findings
-    assert (note.rule, note.severity.value) == ("DP106", "info")
+    [finding] = result.findings
+    assert (finding.rule, finding.severity.value, finding.span.line) == ("DP102", "error", 21)
+    assert "with replacement" in finding.message

@@ -77,3 +77,17 @@ def test_noise_that_reaches_no_gradient_is_no_pipeline_even_with_an_accountant(t
         "step += rng.normal(0.0, NOISE * 2.0, size=WIDTH)",
         "rows[picked] += rng.normal(0.0, NOISE, size=(BATCH, WIDTH))")
     assert _pipelines(tmp_path, on_inputs) == []
+
+
+def test_a_split_at_a_quantile_of_its_own_draw_is_not_poisson_sampling(tmp_path: Path) -> None:
+    """``u < np.percentile(u, 80)`` keeps a fixed fraction of the rows (a train split): the
+    threshold comes from the draw itself, so it is no sampling rate and the batches are still
+    the permutation's slices (before, the split read as Poisson disagreed with them and left
+    the sampling unknown)."""
+    split = SCRIPT.replace("ACCOUNTING", ACCOUNTANT).replace(
+        "    weights = np.zeros(WIDTH)\n",
+        "    u = rng.random(ROWS)\n    kept = u < np.percentile(u, 80)\n"
+        "    rows, targets = rows[kept], targets[kept]\n    weights = np.zeros(WIDTH)\n")
+    [pipeline] = _pipelines(tmp_path, split)
+    assert (pipeline.mechanism, pipeline.sampling) == ("fixed-mean", "shuffle")
+    assert not [e for e in pipeline.evidence if "Poisson" in e.note]
