@@ -28,6 +28,9 @@ def test_the_shipped_table_names_every_known_sampler() -> None:
     wrapper = table.api("contextlib.nullcontext")
     assert wrapper is not None and wrapper.wraps is not None and wrapper.kind is None
     assert wrapper.wraps.of(["lots"], {}) == "lots"
+    numpy_view = table.api("tensorflow_datasets.as_numpy")  # the batches of the tf.data it is given
+    assert numpy_view is not None and numpy_view.role == "wrapper" and numpy_view.kind is None
+    assert numpy_view.wraps is not None and numpy_view.wraps.of([], {"dataset": "ds"}) == "ds"
 
 
 def test_a_batching_wrapper_has_no_kind_of_its_own_and_names_the_sampler_it_wraps() -> None:

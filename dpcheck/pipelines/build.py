@@ -344,10 +344,14 @@ class PipelineBuilder:
             usage = None  # the noise is the project's: its own update is the mechanism
         update = handwritten.analyze(scopes) if usage is None else None
         self._attempt = update
+        # noise on gradients with an accountant anchors a pipeline however sensitivity is
+        # bounded: the sampling the accountant assumes is checked all the same
+        anchored = update is not None and (update.is_dp_sgd or update.noisy_update and bool(
+            AccountantFinder(index, None).find(scopes)))
         optimizer = find_optimizer(index, scopes) if usage is None else None
         if usage is not None:
             analysis = self._opacus(usage, ctx.path)
-        elif update is not None and update.is_dp_sgd:
+        elif update is not None and anchored:
             analysis = self._handwritten(update)
             analysis.evidence[:0] = handwritten.hand_over(update)
             if clipping is not None:
@@ -357,7 +361,7 @@ class PipelineBuilder:
         else:
             return None
         assumed = guards(index, usage.ctx) if usage is not None else None
-        private = self._private(index, usage, update, scopes)
+        private = self._private(index, usage, update if anchored else None, scopes)
         sampling = SamplingAnalyzer(index, analysis.poisson_default, assumed,
                                     private).analyze(scopes)
         accountants = AccountantFinder(index, analysis.default_accountant).find(scopes)
@@ -413,8 +417,7 @@ class PipelineBuilder:
                 return frozenset()
             return private_lines(index, [usage.ctx], reached) | {
                 (c.path, c.scope, c.line) for c in steps}
-        noise = [c for c, _, _ in update.noise_calls] if update is not None and update.is_dp_sgd \
-            else []
+        noise = [c for c, _, _ in update.noise_calls] if update is not None else []
         return private_lines(index, noise, reached)
 
     def _opacus(self, usage: OpacusUsage, path: str) -> _Analysis:
@@ -462,10 +465,14 @@ class PipelineBuilder:
         return _Analysis(norm, why, evidence, "tensorflow-privacy", anchor=span)
 
     def _handwritten(self, update: HandwrittenUpdate) -> _Analysis:
-        evidence = [*update.per_sample[:1], *update.clip[:1], *update.inverted[:1],
-                    *update.noise[:1]]
         first_update, *_ = update.updates
         anchor = first_update.span
+        unclipped = [] if update.clip and update.per_sample else [Evidence("clip", anchor, (
+            "no per-example clip seen: each example's contribution is bounded otherwise (a "
+            "Lipschitz or one-hot bound, a projection) or not at all; the pipeline is anchored "
+            "on the noisy update and its accountant, and no sigma is read from the noise std"))]
+        evidence = [*update.per_sample[:1], *update.clip[:1], *unclipped, *update.inverted[:1],
+                    *update.noise[:1]]
         kinds = {d.dep.kind for d in update.divisors}
         evidence.extend(Evidence("divisor", d.span, f"{d.dep.kind}: {d.text}"
                                  + (f" ({d.dep.unknown})" if d.dep.unknown else ""))

@@ -204,7 +204,7 @@ class CallsMixin:
         return self.shared.functions[key]
 
     def _function(self, callee: str, ctx: Ctx, depth: int) -> Ctx | None:
-        if callee.startswith("self."):
+        if callee.startswith("self.") and callee.count(".") == 1:
             scope = self.scope(ctx)
             cls = scope.owner if scope else None
             method = f"{cls}.{callee[5:]}" if cls else None

@@ -68,7 +68,7 @@ class ClassesMixin:
         return self.questions.ask(key, lambda: self._instance_class(name, ctx, depth), None)
 
     def _instance_class(self, name: str, ctx: Ctx, depth: int) -> Ctx | None:
-        binding = self.bind(name, ctx) if depth <= MAX_CHAIN else None
+        binding = self.attribute(name, ctx) if depth <= MAX_CHAIN else None
         if binding is None:
             return None
         if binding.kind == "param" and binding.ir is None:
@@ -78,9 +78,9 @@ class ClassesMixin:
         return self._made_class(*assigned, depth + 1) if assigned is not None else None
 
     def _passed_class(self, param: Binding, depth: int) -> Ctx | None:
-        """The class of the objects every caller passes for a parameter, if they agree."""
-        found = {self.instance_class(arg.dotted, where, depth + 1) if isinstance(arg, Name)
-                 else None for where, arg in self.arguments(param)}
+        """The class of the objects every caller passes for a parameter (a name holding one, or
+        the constructor call itself: ``Runner(Participant(...))``), if they agree."""
+        found = {self._made_class(arg, where, depth + 1) for where, arg in self.arguments(param)}
         return found.pop() if len(found) == 1 else None
 
     def _made_class(self, value: IR, ctx: Ctx, depth: int) -> Ctx | None:

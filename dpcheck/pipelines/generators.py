@@ -6,7 +6,9 @@ A generator that yields fixed-size slices ``x[i:i + B]`` of the loop variable of
 then ``x[idx]``) makes fixed-size batches: sequential, or shuffled when it permutes first (the
 sampling module reads the permutation). One that yields items indexed by a non-slice key
 (``x[mask]``) makes batches whose size depends on that key: Poisson when the key is a Bernoulli
-mask it draws. Anything else is undecided, with the reason. The batch size B is read through
+mask it draws. A generator that delegates (``yield from tfds.as_numpy(ds)``) yields the items of
+the iterable it delegates to: that iterable is the loader. Anything else is undecided, with the
+reason. The batch size B is read through
 the generator call's own arguments, so each caller gets the width it passes.
 """
 
@@ -20,7 +22,7 @@ from dpcheck.pipelines.scope import Ctx
 from dpcheck.sites.nodes import BinOp, Call, Const, Name, Node, Opaque, Seq, Slice, Subscript
 from dpcheck.sites.views import Statement
 
-#: The IR kinds of a ``yield`` expression statement (``yield from`` delegates: undecided).
+#: The IR kinds of a ``yield`` expression statement (``yield from`` delegates to its iterable).
 YIELD = "yield"
 YIELD_FROM = "yieldfrom"
 
@@ -28,13 +30,15 @@ YIELD_FROM = "yieldfrom"
 @dataclass(frozen=True)
 class Yielded:
     """The batches a generator yields: ``slices`` (fixed width ``width``, read at its ``Ctx``),
-    ``indexed`` (items selected by a non-slice key) or ``unknown`` (``note`` says why); ``span``
-    is the first ``yield`` statement."""
+    ``indexed`` (items selected by a non-slice key), ``delegated`` (the items of the iterable
+    ``source``, read at its ``Ctx``) or ``unknown`` (``note`` says why); ``span`` is the first
+    ``yield`` statement."""
 
     kind: str
     span: Span
     note: str
     width: tuple[Ctx, Node] | None = None
+    source: tuple[Ctx, Node] | None = None
 
 
 def yield_statements(index: ProjectIndex, function: Ctx) -> list[tuple[Ctx, Statement]]:
@@ -71,10 +75,13 @@ def _one_yield(index: ProjectIndex, function: Ctx, where: Ctx, stmt: Statement,
     span = Span(where.path, stmt.line, stmt.column)
     name = call.name or "the generator"
     expr = stmt.expr
-    parts = expr.parts if isinstance(expr, Opaque) and expr.kind == YIELD else []
+    parts = expr.parts if isinstance(expr, Opaque) else []
     value = next(iter(parts), None)
+    if value is not None and isinstance(expr, Opaque) and expr.kind == YIELD_FROM:
+        return Yielded("delegated", span, f"{name}() yields the items of the iterable it "
+                       "delegates to with yield from", source=(where, value))
     if value is None or isinstance(value, Const) and value.value is None:
-        return Yielded("unknown", span, f"{name}() delegates with yield from or yields nothing")
+        return Yielded("unknown", span, f"{name}() yields nothing")
     items = value.items if isinstance(value, Seq) else [value]
     if not items or any(not isinstance(item, Subscript) for item in items):
         return Yielded("unknown", span, f"{name}() yields something other than indexed data")

@@ -55,6 +55,7 @@ from dpcheck.pipelines.taint import (
     INPLACE,
     arith_flow,
     assigned_names,
+    descent_directions,
     read_names,
     touches,
 )
@@ -140,8 +141,8 @@ class HandwrittenAnalyzer:
         stmts = scope.statements
         noisy: set[str] = set(seeds)
         clipped: set[str] = set()
-        gradients: set[str] = self.steps.hook_gradients(ctx) | seeds
-        computed = set(gradients)  # gradients by how they were computed, not by their names
+        gradients: set[str] = self.steps.hook_gradients(ctx) | seeds | descent_directions(stmts)
+        computed = set(gradients)  # gradients by how they were computed or used, not by their names
         carried = False
         parameters: set[str] = set()
         normed: set[str] = set()
@@ -224,11 +225,14 @@ class HandwrittenAnalyzer:
                 carried = True
                 on_gradients = touches(refs | targets, computed | clipped) or any(
                     "noise" in privatizer.provides for _, privatizer in privatizers)
+                computed_here = touches(refs | targets, computed)
                 for place, node, statement, evidence in pending:
                     result.noise.append(evidence)
                     result.noise_calls.append((place, node, statement))
                     if on_gradients:
                         result.gradient_noise.append(evidence)
+                    if computed_here:
+                        result.computed_noise.append(evidence)
                 pending.clear()
                 result.updates.append(Evidence("update", evidence_span(ctx, stmt),
                                                stmt.source or "noisy update"))

@@ -42,6 +42,10 @@ class HandwrittenUpdate:
     #: a framework's gradient attribute, a clip, a per-example gradient, a backward hook's
     #: parameter), not merely a value whose name says so: the DP marker of ``markers``.
     gradient_noise: list[Evidence] = field(default_factory=list)
+    #: Those of them whose noise lands on a value computed or used as a gradient (a gradient
+    #: call or attribute, a descent direction), not merely on a clipped value: a clip call
+    #: also bounds data (``np.clip`` of drawn labels).
+    computed_noise: list[Evidence] = field(default_factory=list)
     #: The project functions followed with noisy-gradient parameters (``HandwrittenAnalyzer.
     #: _follow``), and whether the noise reaches an update or a return in them.
     followed: dict[tuple[Ctx, frozenset[str]], bool] = field(default_factory=dict)
@@ -49,6 +53,14 @@ class HandwrittenUpdate:
     @property
     def is_dp_sgd(self) -> bool:
         return bool(self.noise and self.clip and self.per_sample and self.updates)
+
+    @property
+    def noisy_update(self) -> bool:
+        """Gaussian noise on gradients that reaches an update, whether or not a per-example
+        clip was seen: a DP-SGD update once an accountant claims a guarantee for it (each
+        example's contribution may be bounded another way: a Lipschitz or one-hot bound, a
+        projection)."""
+        return bool(self.computed_noise and self.updates)
 
 
 def evidence_span(ctx: Ctx, stmt: Statement, node: IR | None = None) -> Span:

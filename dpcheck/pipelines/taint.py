@@ -15,6 +15,7 @@ from typing import Any
 from dpcheck.pipelines.steps import is_noise_draw
 from dpcheck.sites.ir import IR
 from dpcheck.sites.nodes import Attr, BinOp, Call, Comp, Name, Seq, Subscript, UnaryOp, node
+from dpcheck.sites.views import Statement
 
 ARITH_CALLS = frozenset({
     "sum", "add", "add_", "sub", "sub_", "mul", "mul_", "div", "div_", "true_divide", "stack",
@@ -86,6 +87,26 @@ def arith_flow(expr: IR) -> set[str]:
             stack.append(part.element)
             stack.extend(part.iterables)
     return flowing
+
+
+def descent_directions(stmts: Iterable[Statement]) -> set[str]:
+    """The names a value is moved against, scaled, in its own update: ``w = w - lr * g`` or
+    ``w -= lr * g``. That is a descent step, so what they hold is a gradient whatever it is
+    called and however it was computed (a closed-form gradient returned by a project
+    function); the step size flows in too and is harmless, never being noised."""
+    found: set[str] = set()
+    for stmt in stmts:
+        expr = stmt.expr
+        if stmt.kind == "aug" and stmt.op == "-":
+            step = expr
+        elif stmt.kind == "assign" and isinstance(expr, BinOp) and expr.op == "-" \
+                and isinstance(expr.left, Name) and expr.left.dotted in assigned_names(stmt.target):
+            step = expr.right
+        else:
+            continue
+        if isinstance(step, BinOp) and step.op == "*":
+            found |= arith_flow(step)
+    return found
 
 
 def noise_marker(ir: IR) -> set[str]:

@@ -149,13 +149,20 @@ if __name__ == "__main__":
 def test_steps_counted_over_a_random_split_are_not_a_loop_over_examples(tmp_path: Path) -> None:
     """The step loop runs len(xtr) // B times, xtr a random 70% split of the data (its length a
     realized size), but its counter selects nothing and every step clips the gradient of the
-    whole batch's loss: no per-example clipping, so no pipeline (before, the range over a
-    realized size made it a loop over examples and an SGM pipeline formed). The never-silent
-    note says what was seen and that the per-example clipping was not found."""
+    whole batch's loss: no per-example clipping (before, the range over a realized size made
+    it a loop over examples). The noise on the gradients and the accountant still anchor a
+    pipeline, whose evidence says that no per-example clip was seen. The split is no sampling
+    (its threshold is a quantile of its own draw), so the B indices drawn with replacement
+    every step decide, and the RDP accountant's Poisson assumption does not hold for them:
+    DP102, however each example's contribution is bounded."""
     root = tmp_path / "project"
     make_project(root, {"train.py": SPLIT_STEPS, "requirements.txt": "opacus==1.4.0\n"})
     result = engine.scan(engine.ScanOptions(paths=[root], use_cache=False, jobs=1))
-    assert result.pipelines == []
-    [note] = result.findings
-    assert (note.rule, note.severity.value, note.span.line) == ("DP107", "info", 19)
-    assert "per-example clipping" in note.message
+    [pipeline] = result.pipelines
+    assert not [e for e in pipeline.evidence if e.role == "per-sample-grad"]
+    clips = [e.note for e in pipeline.evidence if e.role == "clip"]
+    assert clips[0].startswith("g = p.grad / max(1.0")  # the clip of the batch gradient
+    assert clips[1].startswith("no per-example clip seen")
+    [finding] = result.findings
+    assert (finding.rule, finding.severity.value, finding.span.line) == ("DP102", "error", 21)
+    assert "with replacement" in finding.message

@@ -75,6 +75,9 @@ def test_drop_remainder_of_the_batching_is_read(tmp_path: Path, drop: str, dropp
     ("random.shuffle(idx)", None),
     ("rng.shuffle(idx)", None),
     ("np.random.default_rng(0).shuffle(idx)", None),
+    # a bare call is a function (a project helper permuting its arguments), not a dataset method
+    ("shuffle(features, labels)", None),
+    ("shuffle(features, buffer_size=8)", None),
 ])
 def test_only_a_dataset_shuffle_has_a_buffer(call: str, buffer: int | None) -> None:
     summary = summarize_source(f"x = {call}\n", "m.py")

@@ -89,9 +89,13 @@ class IndexDraws:
     def _threshold(self, test: Compare, stmt: Statement, ctx: Ctx,
                    steps: tuple[Ctx, Node] | None) -> list[Sampling]:
         """A uniform draw compared with a threshold: ``rand(n) < q`` keeps each item with
-        probability q, ``rand(n) > 1 - q`` too; Poisson sampling either way."""
+        probability q, ``rand(n) > 1 - q`` too; Poisson sampling either way. A threshold
+        computed from the draw itself (``u < np.percentile(u, 70)``) is no probability: it
+        keeps a fixed fraction, a split of the data, not a sample."""
         found = self.provenance.uniform_draw(test.left, ctx)
-        if found is None:
+        held = test.left.dotted if isinstance(test.left, Name) else None
+        if found is None or any(isinstance(n, Name) and n.dotted == held
+                                for n in walk(test.right)):
             return []
         draw, drawn_at = found
         if test.op in ("<", "<="):

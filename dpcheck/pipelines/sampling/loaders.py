@@ -12,7 +12,7 @@ library sampler, a project sampler class whose methods draw a Bernoulli mask, a 
 sampler method), else by its own shuffle flag, unless it serves its whole dataset as one batch
 (``single_batch``: then the draws that made that dataset decide). A loop over a project
 generator function reads what it yields (``generators``: fixed slices are shuffle,
-Bernoulli-masked items Poisson).
+Bernoulli-masked items Poisson, a ``yield from`` the loader it delegates to).
 """
 
 from __future__ import annotations
@@ -164,13 +164,23 @@ class LoaderReader:
     def _generator(self, function: Ctx, yielded: Yielded, call: Span) -> Sampling:
         """The batches of a project generator the loop iterates: fixed-size slices are shuffle
         (sequential, or after the permutation the generator draws), items indexed by the
-        Bernoulli mask it draws are Poisson; anything else (slices with a mask, a mask with
-        fixed slices, nothing drawn for indexed items) stays unknown."""
+        Bernoulli mask it draws are Poisson; a generator that delegates yields its iterable's
+        batches, read as a loader, or where that loader is not followed (a tf.data chain
+        rebuilt by reassignment) as the one sampling the generator's own statements draw (its
+        ``.shuffle(buffer)``). Anything else (slices with a mask, a mask with fixed slices,
+        nothing drawn for indexed items) stays unknown."""
         drawn = [found for where, stmt in self.index.statements([function])
                  for found in self.draws.in_statement(stmt, where)]
         kinds = {d.kind for d in drawn}
         via = Evidence("sampler", call, "the training loop iterates this project generator")
         evidence = [Evidence("sampler", yielded.span, yielded.note), via]
+        if yielded.source is not None:
+            where, iterable = yielded.source
+            inner = self.loader(iterable, where)
+            if inner.kind == "unknown" and len(kinds) == 1:
+                inner, *_ = drawn
+            note = f"{yielded.note}: {inner.note}" if inner.kind == "unknown" else inner.note
+            return replace(inner, note=note, evidence=[*inner.evidence, *evidence])
         if yielded.kind == "slices" and kinds <= {"shuffle"}:
             order = "after a permutation: shuffled" if kinds else "in order: sequential"
             evidence = [Evidence("sampler", yielded.span,

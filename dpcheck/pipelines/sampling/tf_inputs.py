@@ -30,14 +30,17 @@ RANDOM_MODULES = ("random", "rng", "generator", "np", "numpy")
 def shuffle_buffer(call: Node) -> Node | None:
     """The buffer size of a tf.data ``dataset.shuffle(buffer_size)`` call, None for any other
     call (``np.random.shuffle(x)``, ``random.shuffle(x)`` and ``rng.shuffle(x)`` shuffle
-    their argument in place)."""
+    their argument in place; a bare ``shuffle(x, y)`` is a function, not a dataset's
+    method)."""
     if not isinstance(call, Call) or call.method != "shuffle":
+        return None
+    receiver = call.callee.base if isinstance(call.callee, Attr) else None
+    head, _, _ = (call.name or "").rpartition(".")
+    if receiver is None and not head:
         return None
     if "buffer_size" in call.kwargs:
         return call.kwargs["buffer_size"]
-    receiver = call.callee.base if isinstance(call.callee, Attr) else None
     named = receiver.name if isinstance(receiver, Call) else None
-    head, _, _ = (call.name or "").rpartition(".")
     base = (named or head).lower()
     if not call.args or any(word in base for word in RANDOM_MODULES):
         return None
