@@ -293,8 +293,9 @@ def _step_sites(index: ProjectIndex, name: str, ctx: Ctx, after: int | None,
                 depth: int) -> Iterator[Ctx]:
     """The statements where the optimizer held by ``name`` may step in the scope of ``ctx``;
     with ``after`` (the line of the call that binds it) only the statements after that line
-    are read, and those before it that sit in a loop (they run again after it). Past the
-    hand-off depth the whole scope may step (its first line stands for it)."""
+    are read, and those before it that sit in a loop holding that call too (they run again
+    after it). Past the hand-off depth the whole scope may step (its first line stands for
+    it)."""
     scope = index.scope(ctx)
     if scope is None:
         return
@@ -302,7 +303,8 @@ def _step_sites(index: ProjectIndex, name: str, ctx: Ctx, after: int | None,
         yield Ctx(ctx.path, ctx.scope, scope.line)
         return
     for stmt in scope.statements:
-        if after is not None and (stmt.line == after or (stmt.line < after and stmt.loop < 0)):
+        if after is not None and (stmt.line == after or (
+                stmt.line < after and not index.reruns_after(ctx, stmt, after))):
             continue
         where = Ctx(ctx.path, ctx.scope, stmt.line)
         if _stores_into(name, stmt.target):
