@@ -40,7 +40,8 @@ from dpcheck.pipelines.opacus_usage import (
     OpacusUsage,
     api_major,
     clips_only,
-    find_usage,
+    engine_method,
+    find_usages,
     loader_decides,
     never_stepped,
     normalization,
@@ -135,9 +136,9 @@ class PipelineBuilder:
         formed: set[Ctx] = set()
         tried: list[Tried] = []
         for ctx in self._scripts():
-            scopes, pipeline = self._entry(f"{ctx.path}", ctx)
-            if pipeline is not None:
-                pipelines.append(pipeline)
+            scopes, formed_here = self._entry(f"{ctx.path}", ctx)
+            if formed_here:
+                pipelines.extend(formed_here)
                 covered.update(scopes)
                 formed.update(scopes)
             else:
@@ -150,18 +151,18 @@ class PipelineBuilder:
                 if top in covered:
                     continue
                 entry = f"{top.path}::{top.scope}"
-                scopes, pipeline = self._entry(entry, top)
+                scopes, formed_here = self._entry(entry, top)
                 covered.update(scopes)
-                if pipeline is not None:
-                    pipelines.append(pipeline)
+                if formed_here:
+                    pipelines.extend(formed_here)
                     formed.update(scopes)
                 else:
                     tried.append((entry, top, scopes, self._attempt))
         return Linking(sorted(pipelines, key=lambda p: (p.path, p.line, p.entry)),
                        finder.unlinked(tried, formed, self.budget))
 
-    def _entry(self, entry: str, ctx: Ctx) -> tuple[list[Ctx], Pipeline | None]:
-        """The scopes an entry reaches and its pipeline, analysed within one work budget. A
+    def _entry(self, entry: str, ctx: Ctx) -> tuple[list[Ctx], list[Pipeline]]:
+        """The scopes an entry reaches and its pipelines, analysed within one work budget. A
         pipeline whose budget ran out is marked ``incomplete``; an entry in a file with DP
         markers that formed no pipeline before its budget ran out still gets one, undecided in
         every part, so that it is reported rather than passed in silence. An unexpected
@@ -171,23 +172,23 @@ class PipelineBuilder:
         questions.begin(self.budget)
         try:
             scopes = self._reach(ctx)
-            pipeline = self._pipeline(entry, ctx, scopes)
+            pipelines = self._pipelines(entry, ctx, scopes)
         except Exception as exc:  # noqa: BLE001 - one pipeline's linking bug must not stop the rest
             self.project.failed(ctx.path, f"linking pipeline {entry}", exc)
-            return [], None
+            return [], []
         if not questions.exhausted:
-            return scopes, pipeline
+            return scopes, pipelines
         why = (f"analysis budget exhausted ({self.budget} questions about values, origins and "
                "classes answered without finishing)")
-        if pipeline is not None:
-            return scopes, replace(pipeline, incomplete=why)
+        if pipelines:
+            return scopes, [replace(pipeline, incomplete=why) for pipeline in pipelines]
         if ctx.path not in self.project.candidates:
-            return scopes, None
+            return scopes, []
         scope = self.index.scope(ctx)
         span = Span(ctx.path, scope.line if scope and ctx.scope != "<module>" else 1)
-        return scopes, Pipeline(entry=entry, path=ctx.path, line=span.line, mechanism="unknown",
-                                sampling="unknown", evidence=(Evidence("update", span, why),),
-                                undecided=Undecided(span, why), incomplete=why)
+        return scopes, [Pipeline(entry=entry, path=ctx.path, line=span.line, mechanism="unknown",
+                                 sampling="unknown", evidence=(Evidence("update", span, why),),
+                                 undecided=Undecided(span, why), incomplete=why)]
 
     # -- entries and reachability -----------------------------------------------------------
     def _paths(self) -> Iterator[str]:
@@ -327,35 +328,58 @@ class PipelineBuilder:
         return tops
 
     # -- classification -----------------------------------------------------------------------
-    def _pipeline(self, entry: str, ctx: Ctx, scopes: list[Ctx]) -> Pipeline | None:
-        """The pipeline of an entry, classified on the index seen from its scope."""
+    def _pipelines(self, entry: str, ctx: Ctx, scopes: list[Ctx]) -> list[Pipeline]:
+        """The pipelines of an entry, classified on the index seen from its scope."""
         scope = PipelineScope(frozenset((c.path, c.scope) for c in scopes),
                               self._skipped_arms(scopes))
         return self._classified(entry, ctx, scopes, self.index.within(scope))
 
     def _classified(self, entry: str, ctx: Ctx, scopes: list[Ctx],
-                    index: ProjectIndex) -> Pipeline | None:
+                    index: ProjectIndex) -> list[Pipeline]:
+        """One pipeline per private training run the entry reaches: each Opacus engine site
+        whose private optimizer steps, and the project's own noisy update when there is one
+        (a sweep, a baseline or a second method is a run of its own). Where Opacus only clips
+        (``clips_only``) the noise is the project's and its update is the one pipeline. A run
+        is read without the scopes that hold only another run (its home: the engine call's
+        or the noise draws' scope), so each keeps its own sampler and accountant."""
         handwritten = HandwrittenAnalyzer(index)
-        usage = find_usage(index, scopes)
-        if usage is not None and never_stepped(index, usage, scopes):
-            usage = None  # the private optimizer never steps: Opacus makes no update here
-        clipping = clips_only(usage, Evaluator(index)) if usage is not None else None
+        usages = [u for u in find_usages(index, scopes) if not never_stepped(index, u, scopes)]
+        clipping = next((clips_only(u, Evaluator(index)) for u in usages[:1]), None)
         if clipping is not None:
-            usage = None  # the noise is the project's: its own update is the mechanism
-        update = handwritten.analyze(scopes) if usage is None else None
+            usages = []  # the noise is the project's: its own update is the mechanism
+        # beside an Opacus run, a local engine class is that library's code, not a run
+        update = handwritten.analyze([c for c in scopes
+                                      if not (usages and engine_method(index, c))])
         self._attempt = update
-        optimizer = find_optimizer(index, scopes) if usage is None else None
-        if usage is not None:
-            analysis = self._opacus(usage, ctx.path)
-        elif update is not None and update.is_dp_sgd:
+        runs: list[tuple[str, _Analysis, OpacusUsage | None, frozenset[Ctx]]] = []
+        for usage in usages:
+            site = entry if not runs else f"{entry}@{usage.ctx.path}:{usage.ctx.line}"
+            home = frozenset({Ctx(usage.ctx.path, usage.ctx.scope)})
+            runs.append((site, self._opacus(usage, ctx.path), usage, home))
+        if update.is_dp_sgd:
             analysis = self._handwritten(update)
             analysis.evidence[:0] = handwritten.hand_over(update)
             if clipping is not None:
                 analysis.evidence.insert(0, clipping)
-        elif optimizer is not None:
-            analysis = self._tf_privacy(index, *optimizer)
-        else:
-            return None
+            site = entry if not runs or analysis.anchor is None else \
+                f"{entry}@{analysis.anchor.path}:{analysis.anchor.line}"
+            home = frozenset(Ctx(c.path, c.scope) for c, _, _ in update.noise_calls)
+            runs.append((site, analysis, None, home))
+        optimizer = find_optimizer(index, scopes) if not runs else None
+        if optimizer is not None:
+            return [self._formed(entry, ctx, scopes, index, self._tf_privacy(index, *optimizer),
+                                 None, None, optimizer)]
+        homes = [home for *_, home in runs]
+        return [self._formed(site, ctx, [c for c in scopes if c in home or
+                                         not any(c in other for other in homes)],
+                             index, analysis, usage, update if usage is None else None, None)
+                for site, analysis, usage, home in runs]
+
+    def _formed(self, entry: str, ctx: Ctx, scopes: list[Ctx], index: ProjectIndex,
+                analysis: _Analysis, usage: OpacusUsage | None, update: HandwrittenUpdate | None,
+                optimizer: tuple[Ctx, Call] | None) -> Pipeline:
+        """The pipeline of one private run of an entry: its update ``analysis`` with the
+        sampling, accountant and parameters of the statements that run it."""
         assumed = guards(index, usage.ctx) if usage is not None else None
         private = self._private(index, usage, update, scopes)
         sampling = SamplingAnalyzer(index, analysis.poisson_default, assumed,
