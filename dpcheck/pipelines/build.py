@@ -372,8 +372,22 @@ class PipelineBuilder:
         homes = [home for *_, home in runs]
         return [self._formed(site, ctx, [c for c in scopes if c in home or
                                          not any(c in other for other in homes)],
-                             index, analysis, usage, update if usage is None else None, None)
+                             self._run_view(index, usage), analysis, usage,
+                             update if usage is None else None, None)
                 for site, analysis, usage, home in runs]
+
+    @staticmethod
+    def _run_view(index: ProjectIndex, usage: OpacusUsage | None) -> ProjectIndex:
+        """The index seen from the run of an engine site: the ``if`` arms that exclude the
+        arm the engine call sits in are skipped too (when the engine runs, ``else:
+        loader = plain_loader`` or an ``elif`` for another configuration does not)."""
+        scope = index.scope(usage.ctx) if usage is not None else None
+        stmt = next((s for s in scope.statements if s.line == usage.ctx.line), None) \
+            if scope is not None and usage is not None else None
+        if stmt is None or usage is None:
+            return index
+        other = frozenset((usage.ctx.path, usage.ctx.scope, line, 1 - arm) for line, arm in stmt.arms)
+        return index.within(PipelineScope(index.reach, index.skipped_arms | other))
 
     def _formed(self, entry: str, ctx: Ctx, scopes: list[Ctx], index: ProjectIndex,
                 analysis: _Analysis, usage: OpacusUsage | None, update: HandwrittenUpdate | None,
