@@ -38,7 +38,7 @@ from dpcheck.pipelines.single_batch import WholeBatch, draws, whole_batch
 from dpcheck.pipelines.values import Evaluator
 from dpcheck.samplers import SamplerApi, sampler_table
 from dpcheck.sites.ir import tail_name
-from dpcheck.sites.nodes import Call, Name, Node, Subscript, node
+from dpcheck.sites.nodes import Call, Name, Node, Opaque, Subscript, node
 
 #: Class names of the table's shuffling samplers, for the Hugging Face sampler-method reader
 #: (which compares class names of the samplers a project method returns).
@@ -89,6 +89,16 @@ class LoaderReader:
                 return Sampling(note="the containers the loader is taken from hold different loaders")
             _, (value, where) = made.popitem()
             return self.loader(value, where)
+        if isinstance(expr, Opaque) and expr.kind == "ifexp":
+            chosen = Evaluator(self.index, self.assumed).decided(expr, ctx)
+            if chosen is not expr:
+                return self.loader(chosen, ctx)
+            arms = {self.loader(arm, ctx).kind: arm for arm in expr.parts}
+            if len(arms) == 1:  # an undecided test: both arms are kept, and must agree
+                _, arm = arms.popitem()
+                return self.loader(arm, ctx)
+            return Sampling(note="the arms of a conditional expression hold loaders that "
+                                 "sample in different ways")
         if not isinstance(expr, Call):
             return Sampling(note="loader expression not followed")
         return self._called(expr, ctx)
@@ -208,7 +218,7 @@ class LoaderReader:
             runs = evaluator.arms(where, stmt)
             if False in runs:
                 continue
-            found.append(self.loader(value, where))
+            found.append(self.loader(evaluator.decided(node(value), where), where))
             if stmt.loop_depth == 0 and None not in runs:
                 break  # this return always runs: the later ones are unreachable
         kinds = {f.kind for f in found}
