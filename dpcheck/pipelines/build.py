@@ -352,10 +352,11 @@ class PipelineBuilder:
                                       if not (usages and engine_method(index, c))])
         self._attempt = update
         runs: list[tuple[str, _Analysis, OpacusUsage | None, frozenset[Ctx]]] = []
+        first = {u.ctx.path: Span(u.ctx.path, *u.call.position) for u in reversed(usages)}
         for usage in usages:
             site = entry if not runs else f"{entry}@{usage.ctx.path}:{usage.ctx.line}"
             home = frozenset({Ctx(usage.ctx.path, usage.ctx.scope)})
-            runs.append((site, self._opacus(usage, ctx.path), usage, home))
+            runs.append((site, self._opacus(usage, ctx.path, first[usage.ctx.path]), usage, home))
         if update.is_dp_sgd:
             analysis = self._handwritten(update)
             analysis.evidence[:0] = handwritten.hand_over(update)
@@ -455,11 +456,14 @@ class PipelineBuilder:
             else []
         return private_lines(index, noise, reached)
 
-    def _opacus(self, usage: OpacusUsage, path: str) -> _Analysis:
+    def _opacus(self, usage: OpacusUsage, path: str, first: Span) -> _Analysis:
+        """The update of an Opacus run. Where no dependency file pins the release, the
+        library evidence is the entry's ``first`` engine call in that file: how the library is
+        installed is one fact of the file, whichever of the entry's runs reports it."""
         resolution = resolve_opacus(self.project, path, usage)
         span = Span(usage.ctx.path, *usage.call.position)
         how = resolution.reason or f"{resolution.library} (version table)"
-        library_evidence = Evidence("library", resolution.span or span, how)
+        library_evidence = Evidence("library", resolution.span or first, how)
         noise = self._noise_argument(usage)
         if resolution.row is None:
             era = api_major(usage) == 1

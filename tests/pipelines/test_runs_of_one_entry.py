@@ -4,9 +4,12 @@ that holds only another run."""
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+
 from dpcheck.engine import ScanOptions, scan
 from dpcheck.model import Severity
-from tests.fixture_projects import fixture_project
+from tests.fixture_projects import FIXTURES, fixture_project
 
 
 def _scan(name: str):  # type: ignore[no-untyped-def]
@@ -35,3 +38,13 @@ def test_an_engine_run_and_a_handwritten_run_of_one_main_both_form() -> None:
     assert (by_hand.sampling, by_hand.accountant.name) == ("shuffle", "opacus-rdp")
     assert by_hand.params["N"].value == 60000 and by_hand.params["sigma"].value == 1.2
     assert sorted((f.rule, f.span.line) for f in result.findings) == [("DP101", 30), ("DP102", 53)]
+
+
+def test_an_unpinned_library_is_reported_once_for_the_runs_of_a_file(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    shutil.copytree(FIXTURES / "two_engine_sites_one_script_feasgm", project,
+                    ignore=shutil.ignore_patterns("expected.json", "requirements.txt"))
+    result = scan(ScanOptions(paths=(project,), use_cache=False, jobs=1))
+    assert len(result.pipelines) == 2
+    assert sorted((f.rule, f.span.line) for f in result.findings) == [
+        ("DP101", 30), ("DP101", 40), ("DP105", 30)]
