@@ -125,6 +125,9 @@ class PipelineBuilder:
         #: no pipeline, are read from it instead of analysing its scopes again).
         self._attempt: HandwrittenUpdate | None = None
         self._truths: dict[tuple[str, str, int], bool | None] = {}
+        #: The ``if`` tests the run being classified decides beyond the default configuration
+        #: (``_run_truths``): they override ``_truths`` while that run is reached.
+        self._assumed: dict[tuple[str, str, int], bool] = {}
 
     def build(self) -> list[Pipeline]:
         return self.link().pipelines
@@ -266,6 +269,8 @@ class PipelineBuilder:
         for a dispatch test (``_dispatch_test``) that is decided; else None. Evaluated outside
         any pipeline's reach (the same answer for every entry), once per ``if``."""
         key = (ctx.path, ctx.scope, line)
+        if key in self._assumed:
+            return self._assumed[key]
         if key not in self._truths:
             test = self.index.if_test(ctx, line)
             self._truths[key] = self.evaluator.truth(test, Ctx(*key)) \
@@ -287,7 +292,8 @@ class PipelineBuilder:
     def _dispatch_evidence(self) -> list[Evidence]:
         """The dispatch tests of the last reach that left a project function out of it."""
         return [Evidence("dispatch", span, "an arm of this dispatch does not run under the "
-                         "default configuration: the project functions it calls are not analysed")
+                         "default configuration (or where this pipeline's engine call runs): "
+                         "the project functions it calls are not analysed")
                 for span in sorted(self._pruned, key=lambda s: (s.path, s.line))]
 
     def _reach(self, entry: Ctx) -> list[Ctx]:
@@ -371,24 +377,53 @@ class PipelineBuilder:
             return [self._formed(entry, ctx, scopes, index, self._tf_privacy(index, *optimizer),
                                  None, None, optimizer)]
         homes = [home for *_, home in runs]
-        return [self._formed(site, ctx, [c for c in scopes if c in home or
-                                         not any(c in other for other in homes)],
-                             self._run_view(index, usage), analysis, usage,
-                             update if usage is None else None, None)
-                for site, analysis, usage, home in runs]
+        formed, pruned = [], self._pruned
+        for site, analysis, usage, home in runs:
+            self._pruned = pruned  # the entry's dispatch evidence, unless the run prunes more
+            reach, view = self._run_reach(ctx, scopes, index, usage)
+            formed.append(self._formed(site, ctx, [c for c in reach if c in home or not any(
+                c in other for other in homes)], view, analysis, usage,
+                update if usage is None else None, None))
+        return formed
 
-    @staticmethod
-    def _run_view(index: ProjectIndex, usage: OpacusUsage | None) -> ProjectIndex:
-        """The index seen from the run of an engine site: the ``if`` arms that exclude the
-        arm the engine call sits in are skipped too (when the engine runs, ``else:
-        loader = plain_loader`` or an ``elif`` for another configuration does not)."""
-        scope = index.scope(usage.ctx) if usage is not None else None
+    def _run_reach(self, ctx: Ctx, scopes: list[Ctx], index: ProjectIndex,
+                   usage: OpacusUsage | None) -> tuple[list[Ctx], ProjectIndex]:
+        """The scopes and the index of the run of an engine site: the ``if`` tests its own
+        arms decide (``_run_truths``) prune the reach and skip arms as the default
+        configuration does (when the engine runs under ``if mode == 2:``, its ``else:`` arm
+        and an ``if mode == 3:`` elsewhere do not run, nor what only they call)."""
+        truths = self._run_truths(usage, scopes) if usage is not None else {}
+        if not truths:
+            return scopes, index
+        self._assumed = truths
+        try:
+            reach = self._reach(ctx)
+            skipped = self._skipped_arms(reach)
+        finally:
+            self._assumed = {}
+        return reach, self.index.within(PipelineScope(frozenset((c.path, c.scope) for c in reach),
+                                                      skipped))
+
+    def _run_truths(self, usage: OpacusUsage,
+                    scopes: list[Ctx]) -> dict[tuple[str, str, int], bool]:
+        """The ``if`` tests decided whenever the engine call runs: those of the arms it sits
+        in, and every test of the reach comparing the same value with a constant as a test of
+        those arms does (``x == 2`` holding decides ``x == 3`` and ``x != 2``)."""
+        scope = self.index.scope(usage.ctx)
         stmt = next((s for s in scope.statements if s.line == usage.ctx.line), None) \
-            if scope is not None and usage is not None else None
-        if stmt is None or usage is None:
-            return index
-        other = frozenset((usage.ctx.path, usage.ctx.scope, line, 1 - arm) for line, arm in stmt.arms)
-        return index.within(PipelineScope(index.reach, index.skipped_arms | other))
+            if scope is not None else None
+        if stmt is None:
+            return {}
+        truths = {(usage.ctx.path, usage.ctx.scope, line): arm == 0 for line, arm in stmt.arms}
+        known = [fact for (path, name, line), holds in truths.items()
+                 for fact in _equalities(self.index.if_test(Ctx(path, name), line), holds)]
+        for where in scopes if known else ():
+            body = self.index.scope(where)
+            for line in body.if_lines if body is not None else ():
+                holds = _implied(body.if_test(line), known)
+                if holds is not None:
+                    truths.setdefault((where.path, where.scope, line), holds)
+        return truths
 
     def _formed(self, entry: str, ctx: Ctx, scopes: list[Ctx], index: ProjectIndex,
                 analysis: _Analysis, usage: OpacusUsage | None, update: HandwrittenUpdate | None,
@@ -549,6 +584,43 @@ def _dispatch_test(test: Node) -> bool:
     if isinstance(test, Opaque) and test.kind in ("and", "or"):
         return any(_dispatch_test(part) for part in test.parts)
     return False
+
+
+def _equalities(test: Node | None, holds: bool) -> Iterator[tuple[Node, object]]:
+    """The (value, constant) equalities a decided ``if`` test establishes: ``x == c`` that
+    holds, ``x != c`` that fails, and those of the parts of an ``and`` that holds."""
+    if isinstance(test, Opaque) and test.kind == "and" and holds:
+        for part in test.parts:
+            yield from _equalities(part, True)
+    compared = _compared(test)
+    if compared is not None:
+        subject, constant, op = compared
+        if holds == (op == "=="):
+            yield subject, constant
+
+
+def _implied(test: Node | None, known: list[tuple[Node, object]]) -> bool | None:
+    """Whether ``test`` holds given the ``known`` equalities (None: not decided by them); an
+    ``and`` fails as soon as one part does."""
+    if isinstance(test, Opaque) and test.kind == "and":
+        parts = [_implied(part, known) for part in test.parts]
+        return False if False in parts else (True if parts and None not in parts else None)
+    compared = _compared(test)
+    if compared is None:
+        return None
+    subject, constant, op = compared
+    equal = next((constant == value for held, value in known if held == subject), None)
+    return None if equal is None else equal == (op == "==")
+
+
+def _compared(test: Node | None) -> tuple[Node, object, str] | None:
+    """``x == c`` or ``x != c`` (either side the constant) as (x, c, operator)."""
+    if not isinstance(test, Compare) or test.op not in ("==", "!="):
+        return None
+    for subject, other in ((test.left, test.right), (test.right, test.left)):
+        if isinstance(other, (Str, Num)) and not isinstance(subject, (Str, Num)):
+            return subject, other.value, test.op
+    return None
 
 
 def build_pipelines(project: Project, budget: int = PIPELINE_BUDGET) -> list[Pipeline]:
