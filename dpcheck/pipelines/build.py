@@ -377,7 +377,8 @@ class PipelineBuilder:
             return [self._formed(entry, ctx, scopes, index, self._tf_privacy(index, *optimizer),
                                  None, None, optimizer)]
         homes = [home for *_, home in runs]
-        formed, pruned = [], self._pruned
+        formed: list[Pipeline] = []
+        pruned = self._pruned
         for site, analysis, usage, home in runs:
             self._pruned = pruned  # the entry's dispatch evidence, unless the run prunes more
             reach, view = self._run_reach(ctx, scopes, index, usage)
