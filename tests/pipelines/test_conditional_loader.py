@@ -42,3 +42,15 @@ def test_an_undecided_flag_keeps_both_arms_and_says_so(tmp_path: Path) -> None:
     [pipeline] = result.pipelines
     assert pipeline.sampling == "unknown"
     assert [f.rule for f in result.findings] == ["DP106"]
+
+
+def test_a_sampler_built_only_for_training_is_read_in_the_training_arm(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    shutil.copytree(FIXTURES / FIXTURE, project, ignore=shutil.ignore_patterns("expected.json"))
+    helper = project / "batches.py"
+    helper.write_text(helper.read_text("utf-8").replace(
+        "sample_rate=rate)", "sample_rate=rate) if training else None"), "utf-8")
+    result = scan(ScanOptions(paths=(project,), use_cache=False, jobs=1))
+    [pipeline] = result.pipelines
+    assert (pipeline.mechanism, pipeline.sampling) == ("ASGM", "poisson")
+    assert [(f.rule, f.span.line) for f in result.findings] == [("DP101", 22)]

@@ -211,14 +211,18 @@ class LoaderReader:
         rest must agree. ``called``: the call that runs the function, and where; a parameter
         that call passes a decided truth for (``dp=private`` where ``private`` holds) is read
         with that truth, whatever other callers pass (a helper called with ``dp=False`` for
-        evaluation elsewhere)."""
-        evaluator = Evaluator(self.index, {**self.assumed, **self._passed_truths(function, called)})
+        evaluation elsewhere), in the returns' tests and in the conditional expressions the
+        returned loader is built from (``DataLoader(...) if train else ...``)."""
+        passed = self._passed_truths(function, called)
+        reader = LoaderReader(self.draws, self.poisson_default, {**self.assumed, **passed},
+                              self.reached, self.private) if passed else self
+        evaluator = Evaluator(self.index, reader.assumed)
         found: list[Sampling] = []
         for value, where, stmt in self.index.returned_parts(function, index, width):
             runs = evaluator.arms(where, stmt)
             if False in runs:
                 continue
-            found.append(self.loader(evaluator.decided(node(value), where), where))
+            found.append(reader.loader(value, where))
             if stmt.loop_depth == 0 and None not in runs:
                 break  # this return always runs: the later ones are unreachable
         kinds = {f.kind for f in found}
@@ -290,6 +294,7 @@ class LoaderReader:
                 binding = self.index.attribute(sampler.dotted, ctx)
                 if binding is not None and binding.ir:
                     sampler, where = binding.ir, replace(binding.ctx, line=binding.line)
+            sampler = Evaluator(self.index, self.assumed).decided(node(sampler), where)
             if not isinstance(sampler, Call):
                 return Sampling(note=f"DataLoader {key} not recognised")
             known = self.calls.api_of(sampler, where)
