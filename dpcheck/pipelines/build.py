@@ -48,6 +48,7 @@ from dpcheck.pipelines.opacus_usage import (
     private_steps,
 )
 from dpcheck.pipelines.params import ParamCollector
+from dpcheck.pipelines.per_sample import computes_gradient
 from dpcheck.pipelines.private_loops import Place, private_lines
 from dpcheck.pipelines.questions import PIPELINE_BUDGET
 from dpcheck.pipelines.sampling.analyzer import SamplingAnalyzer
@@ -345,9 +346,12 @@ class PipelineBuilder:
         """One pipeline per private training run the entry reaches: each Opacus engine site
         whose private optimizer steps, and the project's own noisy update when there is one
         (a sweep, a baseline or a second method is a run of its own). Where Opacus only clips
-        (``clips_only``) the noise is the project's and its update is the one pipeline. A run
-        is read without the scopes that hold only another run (its home: the engine call's
-        or the noise draws' scope), so each keeps its own sampler and accountant."""
+        (``clips_only``) the noise is the project's and its update is the one pipeline. Beside
+        an engine run, noise is a run of its own only where the scope drawing it computes
+        gradients itself (``_differentiates``): noise on clipped data statistics released for
+        normalisation is not a training run. A run is read without the scopes that hold only
+        another run (its home: the engine call's or the noise draws' scope), so each keeps its
+        own sampler and accountant."""
         handwritten = HandwrittenAnalyzer(index)
         usages = [u for u in find_usages(index, scopes) if not never_stepped(index, u, scopes)]
         clipping = next((clips_only(u, Evaluator(index)) for u in usages[:1]), None)
@@ -363,15 +367,15 @@ class PipelineBuilder:
             site = entry if not runs else f"{entry}@{usage.ctx.path}:{usage.ctx.line}"
             home = frozenset({Ctx(usage.ctx.path, usage.ctx.scope)})
             runs.append((site, self._opacus(usage, ctx.path, first[usage.ctx.path]), usage, home))
-        if update.is_dp_sgd:
+        noise_scopes = frozenset(Ctx(c.path, c.scope) for c, _, _ in update.noise_calls)
+        if update.is_dp_sgd and (not runs or _differentiates(index, noise_scopes)):
             analysis = self._handwritten(update)
             analysis.evidence[:0] = handwritten.hand_over(update)
             if clipping is not None:
                 analysis.evidence.insert(0, clipping)
             site = entry if not runs or analysis.anchor is None else \
                 f"{entry}@{analysis.anchor.path}:{analysis.anchor.line}"
-            home = frozenset(Ctx(c.path, c.scope) for c, _, _ in update.noise_calls)
-            runs.append((site, analysis, None, home))
+            runs.append((site, analysis, None, noise_scopes))
         optimizer = find_optimizer(index, scopes) if not runs else None
         if optimizer is not None:
             return [self._formed(entry, ctx, scopes, index, self._tf_privacy(index, *optimizer),
@@ -585,6 +589,16 @@ def _dispatch_test(test: Node) -> bool:
     if isinstance(test, Opaque) and test.kind in ("and", "or"):
         return any(_dispatch_test(part) for part in test.parts)
     return False
+
+
+def _differentiates(index: ProjectIndex, scopes: frozenset[Ctx]) -> bool:
+    """Whether one of ``scopes`` computes gradients itself: a gradient or per-example gradient
+    call, or a framework's gradient attribute written (``per_sample.computes_gradient``)."""
+    calls = [call for _, _, call in index.calls(list(scopes)) if isinstance(call, Call)]
+    stored = {name for _, stmt in index.statements(list(scopes))
+              for name in (stmt.target if isinstance(stmt.target, list) else [stmt.target])
+              if isinstance(name, str)}
+    return computes_gradient(calls, stored)
 
 
 def _equalities(test: Node | None, holds: bool) -> Iterator[tuple[Node, object]]:
