@@ -347,9 +347,9 @@ class PipelineBuilder:
         whose private optimizer steps, and the project's own noisy update when there is one
         (a sweep, a baseline or a second method is a run of its own). Where Opacus only clips
         (``clips_only``) the noise is the project's and its update is the one pipeline. Beside
-        an engine run, noise is a run of its own only where the scope drawing it computes
-        gradients itself (``_differentiates``): noise on clipped data statistics released for
-        normalisation is not a training run. A run is read without the scopes that hold only
+        an engine run, noise is a run of its own only where every scope that draws it or takes
+        it from a helper computes gradients itself (``_differentiates``): noise on clipped data
+        statistics released for normalisation is not a training run. A run is read without the scopes that hold only
         another run (its home: the engine call's or the noise draws' scope), so each keeps its
         own sampler and accountant."""
         handwritten = HandwrittenAnalyzer(index)
@@ -592,13 +592,13 @@ def _dispatch_test(test: Node) -> bool:
 
 
 def _differentiates(index: ProjectIndex, scopes: frozenset[Ctx]) -> bool:
-    """Whether one of ``scopes`` computes gradients itself: a gradient or per-example gradient
+    """Whether each of ``scopes`` computes gradients itself: a gradient or per-example gradient
     call, or a framework's gradient attribute written (``per_sample.computes_gradient``)."""
-    calls = [call for _, _, call in index.calls(list(scopes)) if isinstance(call, Call)]
-    stored = {name for _, stmt in index.statements(list(scopes))
-              for name in (stmt.target if isinstance(stmt.target, list) else [stmt.target])
-              if isinstance(name, str)}
-    return computes_gradient(calls, stored)
+    return bool(scopes) and all(computes_gradient(
+        [call for _, _, call in index.calls([scope]) if isinstance(call, Call)],
+        {name for _, stmt in index.statements([scope])
+         for name in (stmt.target if isinstance(stmt.target, list) else [stmt.target])
+         if isinstance(name, str)}) for scope in scopes)
 
 
 def _equalities(test: Node | None, holds: bool) -> Iterator[tuple[Node, object]]:
