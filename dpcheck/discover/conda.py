@@ -1,4 +1,6 @@
-"""conda ``environment.yml``: the ``dependencies`` list and its ``pip:`` sub-list.
+"""conda ``environment.yml`` (the ``dependencies`` list and its ``pip:`` sub-list), and the
+package list ``conda list --export`` writes (one ``name=version=build`` match spec a line, under a
+``# platform:`` header), whatever the file is named: ``is_package_list`` tells it by its content.
 
 Conda entries are match specs, ``[channel::]name[ constraint][=build]``: ``opacus=1.4.0`` (one
 ``=``) is read as ``==1.4.0``, as is ``opacus 1.4.0``; ``==``/``>=`` constraints as PEP 440.
@@ -21,6 +23,8 @@ from dpcheck.discover.requirement import (
 )
 from dpcheck.discover.requirements_txt import requirement_line
 
+_PLATFORM = re.compile(r"^#\s*platform:\s*\S+")
+_EXPORTED = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]*=[^=\s]+=[^=\s]+$")
 _MATCH_SPEC = re.compile(r"^(?:[^\s:]+::)?(?P<name>[A-Za-z0-9_][A-Za-z0-9_.\-]*)\s*(?P<rest>.*)$")
 
 
@@ -56,6 +60,23 @@ def read_environment(source: Source) -> PinsResult:
                     if isinstance(item, yaml.ScalarNode)
                 )
     return combine(results)
+
+
+def is_package_list(text: str) -> bool:
+    """Whether a text file is a conda package list rather than pip requirements: it carries
+    conda's ``# platform:`` header, or every entry is a ``name=version=build`` spec (two single
+    ``=``, which no pip requirement has)."""
+    entries = [line.strip() for line in text.splitlines()
+               if line.strip() and not line.lstrip().startswith("#")]
+    return any(_PLATFORM.match(line) for line in text.splitlines()) or (
+        bool(entries) and all(_EXPORTED.match(entry) for entry in entries))
+
+
+def read_package_list(source: Source) -> PinsResult:
+    """Pins of a conda package list, one match spec a line (comments and blanks skipped)."""
+    return combine(_match_spec_pins(text, source, number)
+                   for number, text in enumerate(source.lines, start=1)
+                   if text.strip() and not text.lstrip().startswith(("#", "@")))
 
 
 def _value(mapping: Any, key: str) -> Any:

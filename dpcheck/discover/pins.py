@@ -1,8 +1,8 @@
 """The pinned versions of the DP libraries, read statically from a project's dependency files.
 
-``read_pins`` dispatches each file to its format's reader by file name and returns a
-``PinsResult``: the pins, and the problems (unreadable or malformed files, invalid entries, a
-missing ``-r`` include) that never stop the reading of the rest. Files are read shallowest first
+``read_pins`` dispatches each file to its format's reader by file name (a ``.txt`` by its
+content) and returns a ``PinsResult``: the pins, and the problems (unreadable or malformed files,
+invalid entries, a missing ``-r`` include) that never stop the reading of the rest. Files are read shallowest first
 (then by path), so a root-level ``requirements.txt`` comes before one in a subfolder; within a
 file, pins keep their order.
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from dpcheck.discover.conda import read_environment
+from dpcheck.discover.conda import is_package_list, read_environment, read_package_list
 from dpcheck.discover.libraries import DP_LIBRARIES
 from dpcheck.discover.requirement import (
     Pin,
@@ -51,9 +51,12 @@ def _read_one(root: Path, path: Path) -> PinsResult:
 
 
 def pins_of(source: Source) -> PinsResult:
-    """The pins of one dependency file's text, read by its format's reader (by file name)."""
+    """The pins of one dependency file's text, read by its format's reader: by file name, and
+    for a ``.txt`` by its content (a conda package list saved as ``requirements.txt`` is read
+    as conda's, anything else as pip requirements)."""
+    text_reader = read_package_list if is_package_list(source.text) else read_requirements
     reader = _READERS.get(source.path.name,
-                          read_requirements if source.path.suffix == ".txt" else None)
+                          text_reader if source.path.suffix == ".txt" else None)
     if reader is None:
         return PinsResult(problems=(PinProblem(source.path, "not a known dependency file kind"),))
     return reader(source)

@@ -40,13 +40,15 @@ from dpcheck.pipelines.opacus_usage import (
     OpacusUsage,
     api_major,
     clips_only,
-    find_usage,
+    engine_method,
+    find_usages,
     loader_decides,
     never_stepped,
     normalization,
     private_steps,
 )
 from dpcheck.pipelines.params import ParamCollector
+from dpcheck.pipelines.per_sample import computes_gradient
 from dpcheck.pipelines.private_loops import Place, private_lines
 from dpcheck.pipelines.questions import PIPELINE_BUDGET
 from dpcheck.pipelines.sampling.analyzer import SamplingAnalyzer
@@ -124,6 +126,9 @@ class PipelineBuilder:
         #: no pipeline, are read from it instead of analysing its scopes again).
         self._attempt: HandwrittenUpdate | None = None
         self._truths: dict[tuple[str, str, int], bool | None] = {}
+        #: The ``if`` tests the run being classified decides beyond the default configuration
+        #: (``_run_truths``): they override ``_truths`` while that run is reached.
+        self._assumed: dict[tuple[str, str, int], bool] = {}
 
     def build(self) -> list[Pipeline]:
         return self.link().pipelines
@@ -135,9 +140,9 @@ class PipelineBuilder:
         formed: set[Ctx] = set()
         tried: list[Tried] = []
         for ctx in self._scripts():
-            scopes, pipeline = self._entry(f"{ctx.path}", ctx)
-            if pipeline is not None:
-                pipelines.append(pipeline)
+            scopes, formed_here = self._entry(f"{ctx.path}", ctx)
+            if formed_here:
+                pipelines.extend(formed_here)
                 covered.update(scopes)
                 formed.update(scopes)
             else:
@@ -150,18 +155,18 @@ class PipelineBuilder:
                 if top in covered:
                     continue
                 entry = f"{top.path}::{top.scope}"
-                scopes, pipeline = self._entry(entry, top)
+                scopes, formed_here = self._entry(entry, top)
                 covered.update(scopes)
-                if pipeline is not None:
-                    pipelines.append(pipeline)
+                if formed_here:
+                    pipelines.extend(formed_here)
                     formed.update(scopes)
                 else:
                     tried.append((entry, top, scopes, self._attempt))
         return Linking(sorted(pipelines, key=lambda p: (p.path, p.line, p.entry)),
                        finder.unlinked(tried, formed, self.budget))
 
-    def _entry(self, entry: str, ctx: Ctx) -> tuple[list[Ctx], Pipeline | None]:
-        """The scopes an entry reaches and its pipeline, analysed within one work budget. A
+    def _entry(self, entry: str, ctx: Ctx) -> tuple[list[Ctx], list[Pipeline]]:
+        """The scopes an entry reaches and its pipelines, analysed within one work budget. A
         pipeline whose budget ran out is marked ``incomplete``; an entry in a file with DP
         markers that formed no pipeline before its budget ran out still gets one, undecided in
         every part, so that it is reported rather than passed in silence. An unexpected
@@ -171,23 +176,23 @@ class PipelineBuilder:
         questions.begin(self.budget)
         try:
             scopes = self._reach(ctx)
-            pipeline = self._pipeline(entry, ctx, scopes)
+            pipelines = self._pipelines(entry, ctx, scopes)
         except Exception as exc:  # noqa: BLE001 - one pipeline's linking bug must not stop the rest
             self.project.failed(ctx.path, f"linking pipeline {entry}", exc)
-            return [], None
+            return [], []
         if not questions.exhausted:
-            return scopes, pipeline
+            return scopes, pipelines
         why = (f"analysis budget exhausted ({self.budget} questions about values, origins and "
                "classes answered without finishing)")
-        if pipeline is not None:
-            return scopes, replace(pipeline, incomplete=why)
+        if pipelines:
+            return scopes, [replace(pipeline, incomplete=why) for pipeline in pipelines]
         if ctx.path not in self.project.candidates:
-            return scopes, None
+            return scopes, []
         scope = self.index.scope(ctx)
         span = Span(ctx.path, scope.line if scope and ctx.scope != "<module>" else 1)
-        return scopes, Pipeline(entry=entry, path=ctx.path, line=span.line, mechanism="unknown",
-                                sampling="unknown", evidence=(Evidence("update", span, why),),
-                                undecided=Undecided(span, why), incomplete=why)
+        return scopes, [Pipeline(entry=entry, path=ctx.path, line=span.line, mechanism="unknown",
+                                 sampling="unknown", evidence=(Evidence("update", span, why),),
+                                 undecided=Undecided(span, why), incomplete=why)]
 
     # -- entries and reachability -----------------------------------------------------------
     def _paths(self) -> Iterator[str]:
@@ -265,6 +270,8 @@ class PipelineBuilder:
         for a dispatch test (``_dispatch_test``) that is decided; else None. Evaluated outside
         any pipeline's reach (the same answer for every entry), once per ``if``."""
         key = (ctx.path, ctx.scope, line)
+        if key in self._assumed:
+            return self._assumed[key]
         if key not in self._truths:
             test = self.index.if_test(ctx, line)
             self._truths[key] = self.evaluator.truth(test, Ctx(*key)) \
@@ -286,7 +293,8 @@ class PipelineBuilder:
     def _dispatch_evidence(self) -> list[Evidence]:
         """The dispatch tests of the last reach that left a project function out of it."""
         return [Evidence("dispatch", span, "an arm of this dispatch does not run under the "
-                         "default configuration: the project functions it calls are not analysed")
+                         "default configuration (or where this pipeline's engine call runs): "
+                         "the project functions it calls are not analysed")
                 for span in sorted(self._pruned, key=lambda s: (s.path, s.line))]
 
     def _reach(self, entry: Ctx) -> list[Ctx]:
@@ -327,41 +335,115 @@ class PipelineBuilder:
         return tops
 
     # -- classification -----------------------------------------------------------------------
-    def _pipeline(self, entry: str, ctx: Ctx, scopes: list[Ctx]) -> Pipeline | None:
-        """The pipeline of an entry, classified on the index seen from its scope."""
+    def _pipelines(self, entry: str, ctx: Ctx, scopes: list[Ctx]) -> list[Pipeline]:
+        """The pipelines of an entry, classified on the index seen from its scope."""
         scope = PipelineScope(frozenset((c.path, c.scope) for c in scopes),
                               self._skipped_arms(scopes))
         return self._classified(entry, ctx, scopes, self.index.within(scope))
 
     def _classified(self, entry: str, ctx: Ctx, scopes: list[Ctx],
-                    index: ProjectIndex) -> Pipeline | None:
+                    index: ProjectIndex) -> list[Pipeline]:
+        """One pipeline per private training run the entry reaches: each Opacus engine site
+        whose private optimizer steps, and the project's own noisy update when there is one
+        (a sweep, a baseline or a second method is a run of its own). Where Opacus only clips
+        (``clips_only``) the noise is the project's and its update is the one pipeline. Beside
+        an engine run, noise is a run of its own only where every scope that draws it or takes
+        it from a helper computes gradients itself (``_differentiates``): noise on clipped data
+        statistics released for normalisation is not a training run. A run is read without the scopes that hold only
+        another run (its home: the engine call's or the noise draws' scope), so each keeps its
+        own sampler and accountant."""
         handwritten = HandwrittenAnalyzer(index)
-        usage = find_usage(index, scopes)
-        if usage is not None and never_stepped(index, usage, scopes):
-            usage = None  # the private optimizer never steps: Opacus makes no update here
-        clipping = clips_only(usage, Evaluator(index)) if usage is not None else None
+        usages = [u for u in find_usages(index, scopes) if not never_stepped(index, u, scopes)]
+        clipping = next((clips_only(u, Evaluator(index)) for u in usages[:1]), None)
         if clipping is not None:
-            usage = None  # the noise is the project's: its own update is the mechanism
-        update = handwritten.analyze(scopes) if usage is None else None
+            usages = []  # the noise is the project's: its own update is the mechanism
+        # beside an Opacus run, a local engine class is that library's code, not a run
+        update = handwritten.analyze([c for c in scopes
+                                      if not (usages and engine_method(index, c))])
         self._attempt = update
-        # noise on gradients with an accountant anchors a pipeline however sensitivity is
-        # bounded: the sampling the accountant assumes is checked all the same
-        anchored = update is not None and (update.is_dp_sgd or update.noisy_update and bool(
-            AccountantFinder(index, None).find(scopes)))
-        optimizer = find_optimizer(index, scopes) if usage is None else None
-        if usage is not None:
-            analysis = self._opacus(usage, ctx.path)
-        elif update is not None and anchored:
+        runs: list[tuple[str, _Analysis, OpacusUsage | None, frozenset[Ctx]]] = []
+        first = {u.ctx.path: Span(u.ctx.path, *u.call.position) for u in reversed(usages)}
+        for usage in usages:
+            site = entry if not runs else f"{entry}@{usage.ctx.path}:{usage.ctx.line}"
+            home = frozenset({Ctx(usage.ctx.path, usage.ctx.scope)})
+            runs.append((site, self._opacus(usage, ctx.path, first[usage.ctx.path]), usage, home))
+        noise_scopes = frozenset(Ctx(c.path, c.scope) for c, _, _ in update.noise_calls)
+        if runs:
+            own = update.is_dp_sgd and _differentiates(index, noise_scopes)
+        else:
+            # noise on gradients with an accountant anchors a pipeline however sensitivity is
+            # bounded: the sampling the accountant assumes is checked all the same
+            own = update.is_dp_sgd or update.noisy_update and bool(
+                AccountantFinder(index, None).find(scopes))
+        if own:
             analysis = self._handwritten(update)
             analysis.evidence[:0] = handwritten.hand_over(update)
             if clipping is not None:
                 analysis.evidence.insert(0, clipping)
-        elif optimizer is not None:
-            analysis = self._tf_privacy(index, *optimizer)
-        else:
-            return None
+            site = entry if not runs or analysis.anchor is None else \
+                f"{entry}@{analysis.anchor.path}:{analysis.anchor.line}"
+            runs.append((site, analysis, None, noise_scopes))
+        optimizer = find_optimizer(index, scopes) if not runs else None
+        if optimizer is not None:
+            return [self._formed(entry, ctx, scopes, index, self._tf_privacy(index, *optimizer),
+                                 None, None, optimizer)]
+        homes = [home for *_, home in runs]
+        formed: list[Pipeline] = []
+        pruned = self._pruned
+        for site, analysis, usage, home in runs:
+            self._pruned = pruned  # the entry's dispatch evidence, unless the run prunes more
+            reach, view = self._run_reach(ctx, scopes, index, usage)
+            formed.append(self._formed(site, ctx, [c for c in reach if c in home or not any(
+                c in other for other in homes)], view, analysis, usage,
+                update if usage is None else None, None))
+        return formed
+
+    def _run_reach(self, ctx: Ctx, scopes: list[Ctx], index: ProjectIndex,
+                   usage: OpacusUsage | None) -> tuple[list[Ctx], ProjectIndex]:
+        """The scopes and the index of the run of an engine site: the ``if`` tests its own
+        arms decide (``_run_truths``) prune the reach and skip arms as the default
+        configuration does (when the engine runs under ``if mode == 2:``, its ``else:`` arm
+        and an ``if mode == 3:`` elsewhere do not run, nor what only they call)."""
+        truths = self._run_truths(usage, scopes) if usage is not None else {}
+        if not truths:
+            return scopes, index
+        self._assumed = truths
+        try:
+            reach = self._reach(ctx)
+            skipped = self._skipped_arms(reach)
+        finally:
+            self._assumed = {}
+        return reach, self.index.within(PipelineScope(frozenset((c.path, c.scope) for c in reach),
+                                                      skipped))
+
+    def _run_truths(self, usage: OpacusUsage,
+                    scopes: list[Ctx]) -> dict[tuple[str, str, int], bool]:
+        """The ``if`` tests decided whenever the engine call runs: those of the arms it sits
+        in, and every test of the reach comparing the same value with a constant as a test of
+        those arms does (``x == 2`` holding decides ``x == 3`` and ``x != 2``)."""
+        scope = self.index.scope(usage.ctx)
+        stmt = next((s for s in scope.statements if s.line == usage.ctx.line), None) \
+            if scope is not None else None
+        if stmt is None:
+            return {}
+        truths = {(usage.ctx.path, usage.ctx.scope, line): arm == 0 for line, arm in stmt.arms}
+        known = [fact for (path, name, line), holds in truths.items()
+                 for fact in _equalities(self.index.if_test(Ctx(path, name), line), holds)]
+        for where in scopes if known else ():
+            body = self.index.scope(where)
+            for line in body.if_lines if body is not None else ():
+                holds = _implied(body.if_test(line), known)
+                if holds is not None:
+                    truths.setdefault((where.path, where.scope, line), holds)
+        return truths
+
+    def _formed(self, entry: str, ctx: Ctx, scopes: list[Ctx], index: ProjectIndex,
+                analysis: _Analysis, usage: OpacusUsage | None, update: HandwrittenUpdate | None,
+                optimizer: tuple[Ctx, Call] | None) -> Pipeline:
+        """The pipeline of one private run of an entry: its update ``analysis`` with the
+        sampling, accountant and parameters of the statements that run it."""
         assumed = guards(index, usage.ctx) if usage is not None else None
-        private = self._private(index, usage, update if anchored else None, scopes)
+        private = self._private(index, usage, update, scopes)
         sampling = SamplingAnalyzer(index, analysis.poisson_default, assumed,
                                     private).analyze(scopes)
         accountants = AccountantFinder(index, analysis.default_accountant).find(scopes)
@@ -420,11 +502,14 @@ class PipelineBuilder:
         noise = [c for c, _, _ in update.noise_calls] if update is not None else []
         return private_lines(index, noise, reached)
 
-    def _opacus(self, usage: OpacusUsage, path: str) -> _Analysis:
+    def _opacus(self, usage: OpacusUsage, path: str, first: Span) -> _Analysis:
+        """The update of an Opacus run. Where no dependency file pins the release, the
+        library evidence is the entry's ``first`` engine call in that file: how the library is
+        installed is one fact of the file, whichever of the entry's runs reports it."""
         resolution = resolve_opacus(self.project, path, usage)
         span = Span(usage.ctx.path, *usage.call.position)
         how = resolution.reason or f"{resolution.library} (version table)"
-        library_evidence = Evidence("library", resolution.span or span, how)
+        library_evidence = Evidence("library", resolution.span or first, how)
         noise = self._noise_argument(usage)
         if resolution.row is None:
             era = api_major(usage) == 1
@@ -514,6 +599,53 @@ def _dispatch_test(test: Node) -> bool:
     if isinstance(test, Opaque) and test.kind in ("and", "or"):
         return any(_dispatch_test(part) for part in test.parts)
     return False
+
+
+def _differentiates(index: ProjectIndex, scopes: frozenset[Ctx]) -> bool:
+    """Whether each of ``scopes`` computes gradients itself: a gradient or per-example gradient
+    call, or a framework's gradient attribute written (``per_sample.computes_gradient``)."""
+    return bool(scopes) and all(computes_gradient(
+        [call for _, _, call in index.calls([scope]) if isinstance(call, Call)],
+        {name for _, stmt in index.statements([scope])
+         for name in (stmt.target if isinstance(stmt.target, list) else [stmt.target])
+         if isinstance(name, str)}) for scope in scopes)
+
+
+def _equalities(test: Node | None, holds: bool) -> Iterator[tuple[Node, object]]:
+    """The (value, constant) equalities a decided ``if`` test establishes: ``x == c`` that
+    holds, ``x != c`` that fails, and those of the parts of an ``and`` that holds."""
+    if isinstance(test, Opaque) and test.kind == "and" and holds:
+        for part in test.parts:
+            yield from _equalities(part, True)
+    compared = _compared(test)
+    if compared is not None:
+        subject, constant, op = compared
+        if holds == (op == "=="):
+            yield subject, constant
+
+
+def _implied(test: Node | None, known: list[tuple[Node, object]]) -> bool | None:
+    """Whether ``test`` holds given the ``known`` equalities (None: not decided by them); an
+    ``and`` fails as soon as one part does."""
+    if isinstance(test, Opaque) and test.kind == "and":
+        parts = [_implied(part, known) for part in test.parts]
+        return False if False in parts else (True if parts and None not in parts else None)
+    compared = _compared(test)
+    if compared is None:
+        return None
+    subject, constant, op = compared
+    equal = next((constant == value for held, value in known if held == subject), None)
+    return None if equal is None else equal == (op == "==")
+
+
+def _compared(test: Node | None) -> tuple[Node, object, str] | None:
+    """``x == c`` or ``x != c`` (either side the constant) as (x, c, operator)."""
+    if not isinstance(test, Compare) or test.op not in ("==", "!="):
+        return None
+    for subject, other in ((test.left, test.right), (test.right, test.left)):
+        if isinstance(other, (Str, Num)) and not isinstance(subject, (Str, Num)):
+            return subject, other.value, test.op
+    return None
 
 
 def build_pipelines(project: Project, budget: int = PIPELINE_BUDGET) -> list[Pipeline]:

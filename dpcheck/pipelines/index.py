@@ -171,6 +171,17 @@ class ProjectIndex(NamesMixin, OptionsMixin, CallsMixin, ClassesMixin, CopiesMix
             product = BinOp(["b", "*", outer, product])
         return where, product
 
+    def reruns_after(self, ctx: Ctx, stmt: Statement, line: int) -> bool:
+        """Whether ``stmt``, a statement of ``ctx``'s scope before the statement at ``line``,
+        runs again after it: a loop holds both (a loop that ended before ``line`` does not; a
+        baseline trained before the private one reuses names, not the private objects)."""
+        scope = self.scope(ctx)
+        if scope is None:
+            return False
+        later = next((s for s in scope.statements if s.line == line), None)
+        held = set(_enclosing(scope.statements, later.loop)) if later is not None else set()
+        return any(loop in held for loop in _enclosing(scope.statements, stmt.loop))
+
     def header_count(self, ctx: Ctx, loop: int) -> tuple[Ctx, IR] | None:
         """The iteration count of the loop whose header is statement ``loop`` of ``ctx``'s scope,
         when it is a ``range`` loop; None otherwise (no loop: ``loop`` < 0)."""

@@ -34,10 +34,9 @@ from dpcheck.model import Evidence, Role, Span, UnlinkedCode
 from dpcheck.pipelines.accountants import AccountantCall, AccountantFinder
 from dpcheck.pipelines.handwritten import NOISE_TAILS, HandwrittenAnalyzer, HandwrittenUpdate
 from dpcheck.pipelines.index import ProjectIndex
-from dpcheck.pipelines.opacus_usage import entry_methods, find_usage
+from dpcheck.pipelines.opacus_usage import engine_method, entry_methods, find_usage
 from dpcheck.pipelines.scope import Ctx
 from dpcheck.sites.nodes import Call
-from dpcheck.sites.views import ModuleSummary
 
 #: Evidence kept per kind of marker (the first ones, in reading order).
 MAX_PER_KIND = 3
@@ -183,7 +182,7 @@ class MarkerFinder:
         ctx = Ctx(where.path, where.scope)
         if self.index.skipped(where.path) or not summary or ctx.scope == "<module>" \
                 or ctx.scope in summary.classes \
-                or _engine_method(summary, ctx.scope, entry_methods(self.index)):
+                or engine_method(self.index, ctx):
             return None
         return ctx
 
@@ -227,14 +226,6 @@ class MarkerFinder:
                             title = self.steps.table.library_of(named) or named
                             yield title, Evidence(Role.LIBRARY, Span(ctx.path, *node.position),
                                                   f"calls {named}")
-
-
-def _engine_method(summary: ModuleSummary, scope: str, entries: frozenset[str]) -> bool:
-    """Whether ``scope`` is a method of a class that implements an Opacus engine entry point
-    (``make_private``/``attach``): a local copy, fork or subclass of the engine is library code,
-    reached from the user's calls, never a training entry of its own."""
-    owner = summary.scopes[scope].owner
-    return bool(owner) and any(f"{owner}.{name}" in summary.scopes for name in entries)
 
 
 def _as(role: Role, evidence: Iterable[Evidence]) -> Iterator[Evidence]:

@@ -25,6 +25,7 @@ from dpcheck.pipelines.scope import Ctx
 from dpcheck.pipelines.values import Evaluator
 from dpcheck.sites.ir import IR
 from dpcheck.sites.nodes import Call, Const, Name, Node, Opaque, Str, node, walk
+from dpcheck.sites.views import Statement
 
 #: Normalization codes of the version table -> divisor kinds of ``dpcheck.pipelines.divisor``.
 NORMALIZATION = {"A": "realized", "EA": "expected", "FEA": "floor-expected", "none": "none"}
@@ -77,21 +78,42 @@ def entry_methods(index: ProjectIndex) -> frozenset[str]:
                      for pattern in api.patterns)
 
 
+def engine_method(index: ProjectIndex, ctx: Ctx) -> bool:
+    """Whether ``ctx`` is a method of a class that implements an Opacus engine entry point
+    (``make_private``/``attach``): a local copy, fork or subclass of the engine is library code,
+    reached from the user's calls, never a training entry or a private run of its own."""
+    summary = index.summary(ctx.path)
+    scope = summary.scopes.get(ctx.scope) if summary else None
+    owner = scope.owner if scope is not None else None
+    return bool(owner) and any(f"{owner}.{name}" in summary.scopes  # type: ignore[union-attr]
+                               for name in entry_methods(index))
+
+
 def find_usage(index: ProjectIndex, scopes: Iterable[Ctx]) -> OpacusUsage | None:
-    """The first ``make_private*`` call of an Opacus engine, else a 0.x ``attach`` of one."""
+    """The first Opacus usage of ``scopes`` (``find_usages``), or None."""
+    return next(iter(find_usages(index, scopes)), None)
+
+
+def find_usages(index: ProjectIndex, scopes: Iterable[Ctx]) -> list[OpacusUsage]:
+    """Every ``make_private*`` call of an Opacus engine in reading order, else every 0.x
+    ``attach`` of one: each engine site is a private training run of its own (a sweep, or a
+    second run after a first), so each anchors its own pipeline. Calls inside a local engine
+    class (``engine_method``: a subclass's ``super().make_private``) are the library's."""
+    entries: list[OpacusUsage] = []
     attaches: list[tuple[Ctx, Call, Api]] = []
-    for where, _, node in index.calls(scopes):
-        api = engine_api(index, node, where) if isinstance(node, Call) else None
-        if api is None or api.role not in _USAGE_ROLES:
+    for where, _, found in index.calls(scopes):
+        api = engine_api(index, found, where) if isinstance(found, Call) else None
+        if api is None or api.role not in _USAGE_ROLES or engine_method(index, where):
             continue
         if api.role == "entry":
-            return _resolved(index, OpacusUsage(node, where, engine_of(index, node, where), api))
-        attaches.append((where, node, api))
-    for where, node, api in attaches:
-        engine = engine_of(index, node, where)
-        if engine is not None:
-            return _resolved(index, OpacusUsage(node, where, engine, api))
-    return None
+            entries.append(_resolved(index, OpacusUsage(found, where,
+                                                        engine_of(index, found, where), api)))
+        else:
+            attaches.append((where, found, api))
+    if entries:
+        return entries
+    return [_resolved(index, OpacusUsage(call, where, engine, api)) for where, call, api in attaches
+            if (engine := engine_of(index, call, where)) is not None]
 
 
 def _resolved(index: ProjectIndex, usage: OpacusUsage) -> OpacusUsage:
@@ -290,12 +312,16 @@ def _private_steps(index: ProjectIndex, usage: OpacusUsage, name: str,
 def _step_sites(index: ProjectIndex, name: str, ctx: Ctx, after: int | None) -> Iterator[Ctx]:
     """The statements where the optimizer held by ``name`` may step in the scope of ``ctx``;
     with ``after`` (the line of the call that binds it) only the statements after that line
-    are read, and those before it that sit in a loop (they run again after it)."""
+    and before the name is bound anew (``_rebound``) are read, and those before it that sit
+    in a loop holding that call too (they run again after it)."""
     scope = index.scope(ctx)
     if scope is None:
         return
+    rebound = _rebound(scope.statements, name, after) if after is not None else None
     for stmt in scope.statements:
-        if after is not None and (stmt.line == after or (stmt.line < after and stmt.loop < 0)):
+        if after is not None and (stmt.line == after or stmt.line >= (rebound or stmt.line + 1)
+                                  or (stmt.line < after
+                                      and not index.reruns_after(ctx, stmt, after))):
             continue
         where = Ctx(ctx.path, ctx.scope, stmt.line)
         if _stores_into(name, stmt.target):
@@ -370,6 +396,17 @@ def _returned_optimizer(index: ProjectIndex, usage: OpacusUsage) -> str | None:
         return None
     _, name, *_ = target
     return name if isinstance(name, str) and name.isidentifier() else None
+
+
+def _rebound(statements: list[Statement], name: str, after: int) -> int | None:
+    """The line of the first statement after line ``after`` that binds ``name`` anew whenever
+    the statement at ``after`` ran (it sits in no ``if`` arm that one is not in): from there on
+    the name holds another object (a second run's optimizer), whatever loop holds either."""
+    binding = next((s for s in statements if s.line == after), None)
+    arms = set(binding.arms) if binding is not None else set()
+    return next((s.line for s in statements if s.line > after and s.kind in ("assign", "for")
+                 and name in (s.target if isinstance(s.target, list) else [s.target])
+                 and set(s.arms) <= arms), None)
 
 
 def _stores_into(name: str, target: object) -> bool:

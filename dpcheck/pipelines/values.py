@@ -275,6 +275,19 @@ class Evaluator:
             return bool(found.value) if found is not None else None
         return None
 
+    def decided(self, expr: Node, ctx: Ctx) -> Node:
+        """``a if c else b`` as the arm its test selects when the test is decided (a flag the
+        caller binds, ``training=True``, or a configured constant); any other expression, or a
+        conditional whose test is not decided, as it is."""
+        if not (isinstance(expr, Opaque) and expr.kind == "ifexp" and expr.test is not None
+                and len(expr.parts) == 2):
+            return expr
+        holds = self.truth(expr.test, ctx)
+        if holds is None:
+            return expr
+        body, orelse = expr.parts
+        return self.decided(body if holds else orelse, ctx)
+
     def arms(self, ctx: Ctx, stmt: Statement) -> list[bool | None]:
         """For each ``if`` arm a statement of the scope of ``ctx`` sits in, whether that arm runs
         under the default configuration (None: the test is not decided)."""

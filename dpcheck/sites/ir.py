@@ -192,7 +192,7 @@ class Encoder:
 
     def _ifexp(self, node: ast.IfExp, depth: int) -> IR:
         return Opaque(["?", "ifexp", self.encode(node.body, depth),
-                       self.encode(node.orelse, depth)])
+                       self.encode(node.orelse, depth), self.encode(node.test, depth)])
 
     def _boolop(self, node: ast.BoolOp, depth: int) -> IR:
         kind = "and" if isinstance(node.op, ast.And) else "or"

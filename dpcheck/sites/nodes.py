@@ -328,7 +328,8 @@ class Comp(Node):
 class Opaque(Node):
     """An expression dpcheck does not model in detail (a lambda, an f-string, a conditional
     expression of kind ``ifexp``, a boolean operation of kind ``and``/``or``, ``yield``,
-    ``await``, a starred argument of kind ``star``); its sub-expressions are kept."""
+    ``await``, a starred argument of kind ``star``); its sub-expressions are kept. A
+    conditional's ``parts`` are its two values (body, else), its ``test`` is kept apart."""
 
     __slots__ = ()
     TAG = "?"
@@ -339,7 +340,14 @@ class Opaque(Node):
 
     @property
     def parts(self) -> list[Node]:
-        return [part for part in self[2:] if isinstance(part, Node)]
+        kept = self[2:4] if self.kind == "ifexp" else self[2:]
+        return [part for part in kept if isinstance(part, Node)]
+
+    @property
+    def test(self) -> Node | None:
+        """The test of a conditional expression (``c`` of ``a if c else b``); None otherwise."""
+        found = self[4] if self.kind == "ifexp" and len(self) > 4 else None
+        return found if isinstance(found, Node) else None
 
 
 

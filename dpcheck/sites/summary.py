@@ -28,7 +28,7 @@ from typing import Any
 
 from dpcheck.sites.ir import BINOPS, IR, Encoder, Source, dotted, tail_name, walk
 
-SUMMARY_VERSION = 8
+SUMMARY_VERSION = 9
 
 #: Callee name tails whose presence makes a statement worth keeping the source text of: the
 #: classifiers quote it as the evidence of a noise draw (every Gaussian draw they recognise), a

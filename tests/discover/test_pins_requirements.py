@@ -153,3 +153,34 @@ def test_undecodable_file_is_a_problem(tmp_path):
     result = read(tmp_path, "requirements.txt")
     assert result.pins == ()
     assert [("UTF-8" in m) for _, m in result.problems] == [True]
+
+
+def test_conda_package_list_named_requirements_is_read_as_conda(tmp_path, write_tree):
+    # what `conda list --export` writes: a platform header, then name=version=build lines
+    write_tree(tmp_path, {"requirements.txt": (
+        "# This file may be used to create an environment using:\n"
+        "# $ conda create --name <env> --file <this file>\n"
+        "# platform: linux-64\n"
+        "numpy=1.26.4=py311h64a7726_0\n"
+        "opacus=1.4.0=pyhd8ed1ab_0\n"
+        "private-transformers=0.2.3=pypi_0\n"
+    )})
+    result = read(tmp_path, "requirements.txt")
+    assert result.problems == ()
+    assert rows(result.pins) == [
+        ("opacus", "==1.4.0", "1.4.0", "requirements.txt", 5)]
+
+
+def test_package_list_without_header_is_told_by_its_entries(tmp_path, write_tree):
+    write_tree(tmp_path, {"deps.txt": "torch=2.3.0=cpu_py311\ndp-accounting=0.4.4=pypi_0\n"})
+    result = read(tmp_path, "deps.txt")
+    assert result.problems == ()
+    assert rows(result.pins) == [("dp-accounting", "==0.4.4", "0.4.4", "deps.txt", 2)]
+
+
+def test_a_single_conda_style_line_among_pip_lines_is_still_a_problem(tmp_path, write_tree):
+    write_tree(tmp_path, {"requirements.txt": "torch==2.3.0\nopacus=1.4.0=py_0\n"})
+    result = read(tmp_path, "requirements.txt")
+    assert result.pins == ()
+    assert [m.startswith("requirements.txt:2: invalid requirement")
+            for _, m in result.problems] == [True]

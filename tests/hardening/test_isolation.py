@@ -98,8 +98,8 @@ def test_a_bug_linking_one_pipeline_costs_that_pipeline_only(
     tmp_path: Path, cli: Cli, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root = _two_pipelines(tmp_path)
-    real = PipelineBuilder._pipeline
-    monkeypatch.setattr(PipelineBuilder, "_pipeline", _failing_on(
+    real = PipelineBuilder._pipelines
+    monkeypatch.setattr(PipelineBuilder, "_pipelines", _failing_on(
         real, lambda self, entry, ctx, scopes: entry.startswith("shuffle/")))
     code, report, _ = _scan(cli, root)
     assert code == 1 and _rules(report) == BOTH[:1]

@@ -27,17 +27,17 @@ from dpcheck.pipelines.guards import Guards
 from dpcheck.pipelines.hf_datasets import is_to_tf_dataset
 from dpcheck.pipelines.hf_trainer import inherited_loader, sampler_method
 from dpcheck.pipelines.private_loops import Place
+from dpcheck.pipelines.questions import frozen
 from dpcheck.pipelines.returned import returned_item
 from dpcheck.pipelines.sampling.decision import Sampling, of_scheme, title
 from dpcheck.pipelines.sampling.index_draws import IndexDraws
 from dpcheck.pipelines.sampling.sampler_classes import ITERATE, iterated_samplers
 from dpcheck.pipelines.sampling.tf_inputs import batch_chain, to_tf_dataset
-from dpcheck.pipelines.questions import frozen
 from dpcheck.pipelines.scope import Ctx
 from dpcheck.pipelines.single_batch import WholeBatch, draws, whole_batch
 from dpcheck.pipelines.values import Evaluator
 from dpcheck.samplers import SamplerApi
-from dpcheck.sites.nodes import Call, Name, Node, Subscript, node
+from dpcheck.sites.nodes import Call, Name, Node, Opaque, Subscript, node
 
 #: Calls that iterate over a loader unchanged (a progress bar, an index pairing).
 ITERATION_WRAPPERS = frozenset({"tqdm", "enumerate"})
@@ -84,6 +84,16 @@ class LoaderReader:
                 return Sampling(note="the containers the loader is taken from hold different loaders")
             _, (value, where) = made.popitem()
             return self.loader(value, where)
+        if isinstance(expr, Opaque) and expr.kind == "ifexp":
+            chosen = Evaluator(self.index, self.assumed).decided(expr, ctx)
+            if chosen is not expr:
+                return self.loader(chosen, ctx)
+            arms = {self.loader(arm, ctx).kind: arm for arm in expr.parts}
+            if len(arms) == 1:  # an undecided test: both arms are kept, and must agree
+                _, arm = arms.popitem()
+                return self.loader(arm, ctx)
+            return Sampling(note="the arms of a conditional expression hold loaders that "
+                                 "sample in different ways")
         if not isinstance(expr, Call):
             return Sampling(note="loader expression not followed")
         return self._called(expr, ctx)
@@ -206,14 +216,18 @@ class LoaderReader:
         rest must agree. ``called``: the call that runs the function, and where; a parameter
         that call passes a decided truth for (``dp=private`` where ``private`` holds) is read
         with that truth, whatever other callers pass (a helper called with ``dp=False`` for
-        evaluation elsewhere)."""
-        evaluator = Evaluator(self.index, {**self.assumed, **self._passed_truths(function, called)})
+        evaluation elsewhere), in the returns' tests and in the conditional expressions the
+        returned loader is built from (``DataLoader(...) if train else ...``)."""
+        passed = self._passed_truths(function, called)
+        reader = LoaderReader(self.draws, self.poisson_default, {**self.assumed, **passed},
+                              self.reached, self.private) if passed else self
+        evaluator = Evaluator(self.index, reader.assumed)
         found: list[Sampling] = []
         for value, where, stmt in self.index.returned_parts(function, index, width):
             runs = evaluator.arms(where, stmt)
             if False in runs:
                 continue
-            found.append(self.loader(value, where))
+            found.append(reader.loader(value, where))
             if stmt.loop_depth == 0 and None not in runs:
                 break  # this return always runs: the later ones are unreachable
         kinds = {f.kind for f in found}
@@ -285,6 +299,7 @@ class LoaderReader:
                 binding = self.index.attribute(sampler.dotted, ctx)
                 if binding is not None and binding.ir:
                     sampler, where = binding.ir, replace(binding.ctx, line=binding.line)
+            sampler = Evaluator(self.index, self.assumed).decided(node(sampler), where)
             if not isinstance(sampler, Call):
                 return Sampling(note=f"DataLoader {key} not recognised")
             known = self.calls.api_of(sampler, where)
