@@ -27,8 +27,8 @@ GROUPS = ("keeps_examples", "data_attributes", "data_containers", "loader_attrib
           "sampling_draws", "bernoulli_draws", "uniform_draws", "index_ranges", "means",
           "divisions", "products", "normal_draws", "gaussian_draws", "bounds", "norm_clips",
           "selects_indices", "samples_count", "splits_lengths",
-          "keeps_all_examples", "evaluation_callbacks", "option_parses", "json_loaders",
-          "yaml_loaders", "toml_loaders", "file_reads", "path_joins")
+          "keeps_all_examples", "evaluation_callbacks", "option_parses", "dataclass_parses",
+          "json_loaders", "yaml_loaders", "toml_loaders", "file_reads", "path_joins")
 _KEYS = {"summary": str, "methods": list, "names": list, "builtins": list, "functions": dict,
          "library_methods": dict}
 
