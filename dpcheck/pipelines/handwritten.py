@@ -39,9 +39,7 @@ from dpcheck.pipelines.noise_scale import hand_over
 from dpcheck.pipelines.per_sample import PerSampleFinder, clip_factor_inverted, computes_gradient
 from dpcheck.pipelines.scope import Ctx
 from dpcheck.pipelines.steps import (
-    CLIP_CALLS,
     MAX_HELPER_DEPTH,
-    NOISE_TAILS,
     StepFinder,
     conditional_clip,
     derives_norm,
@@ -64,7 +62,7 @@ from dpcheck.sites.ir import IR
 from dpcheck.sites.nodes import Call, Comp, Name, Node
 from dpcheck.sites.views import Scope, Statement
 
-__all__ = ["CLIP_CALLS", "NOISE_TAILS", "HandwrittenAnalyzer", "HandwrittenUpdate",
+__all__ = ["HandwrittenAnalyzer", "HandwrittenUpdate",
            "assigned_names", "clip_factor_inverted", "is_clip_call", "mentions_norm"]
 PARAMETER_CALLS = frozenset({"parameters", "named_parameters", "trainable_variables"})
 
@@ -113,7 +111,7 @@ class HandwrittenAnalyzer:
 
     def _draws_noise(self, call: Call, where: Ctx) -> bool:
         """A Gaussian draw, or a call of a project helper that returns one."""
-        if is_noise_draw(call):
+        if is_noise_draw(call, where, self.index):
             return True
         target = self._function(call.name, where)
         return target is not None and self.steps.returns_noise(target)
@@ -163,7 +161,7 @@ class HandwrittenAnalyzer:
             # A tensor's ``.data`` is the tensor itself: ``p.grad.data += noise`` changes p.grad.
             targets |= {t.removesuffix(".data") for t in targets if t.endswith(".data")}
             privatizers = self._privatizers(calls, where)
-            clip_here = [n for n in calls if is_clip_call(n, normed)]
+            clip_here = [n for n in calls if is_clip_call(n, where, self.index, normed)]
             # A clip written as a scaling under a norm test or a masked bound changes its target
             # in place: the target is clipped, and per-example when it was.
             clip_stmt = not clip_here and (conditional_clip(stmt, scope, normed)

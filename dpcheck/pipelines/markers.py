@@ -32,10 +32,11 @@ from dataclasses import dataclass
 
 from dpcheck.model import Evidence, Role, Span, UnlinkedCode
 from dpcheck.pipelines.accountants import AccountantCall, AccountantFinder
-from dpcheck.pipelines.handwritten import NOISE_TAILS, HandwrittenAnalyzer, HandwrittenUpdate
+from dpcheck.pipelines.handwritten import HandwrittenAnalyzer, HandwrittenUpdate
 from dpcheck.pipelines.index import ProjectIndex
 from dpcheck.pipelines.opacus_usage import engine_method, entry_methods, find_usage
 from dpcheck.pipelines.scope import Ctx
+from dpcheck.pipelines.vocabulary import vocabulary
 from dpcheck.sites.nodes import Call
 
 #: Evidence kept per kind of marker (the first ones, in reading order).
@@ -151,13 +152,14 @@ class MarkerFinder:
         functions of ``paths`` that call into a DP library (``library_scopes``)."""
         seen: set[Ctx] = set()
         helpers: set[str] = set()
-        for tail in sorted(NOISE_TAILS | entry_methods(self.index)):
+        draws = vocabulary()["gaussian_draws"].tails
+        for tail in sorted(draws | entry_methods(self.index)):
             for where, _ in self.index.calls_named(tail):
                 ctx = self._function_scope(where)
                 if ctx is None or ctx in seen:
                     continue
                 seen.add(ctx)
-                if tail in NOISE_TAILS and self.steps.returns_noise(ctx):
+                if tail in draws and self.steps.returns_noise(ctx):
                     _, _, helper = ctx.scope.rpartition(".")
                     helpers.add(helper)
                 if find_usage(self.index, [ctx]) or self.handwritten.analyze([ctx]).noise:

@@ -23,9 +23,6 @@ from dpcheck.sites.views import Option
 
 #: The absl flag-values object: ``FLAGS.x`` (or ``flags.FLAGS.x``) reads ``DEFINE_*("x", ...)``.
 ABSL_FLAGS = "FLAGS"
-ARGUMENT_PARSERS = frozenset({"HfArgumentParser"})
-PARSE_METHODS = frozenset({"parse_args_into_dataclasses", "parse_json_file", "parse_dict",
-                           "parse_yaml_file"})
 TRAINING_ARGUMENTS = frozenset({"TrainingArguments", "Seq2SeqTrainingArguments"})
 #: Defaults of ``transformers.TrainingArguments`` fields that size batches and steps (unchanged
 #: from transformers 3 to 4.x).
@@ -100,12 +97,14 @@ class OptionsMixin:
         """``x.attr`` where ``owner`` binds ``x`` to one of the dataclass instances
         ``HfArgumentParser((A, B, C)).parse_args_into_dataclasses()`` returns: the field ``attr`` of
         the matching class as an ``option`` binding whose ``ir`` is the field's default. None when
-        the call, the class or the field is not found (or the field has no literal default)."""
+        the call, the class or the field is not found (or the field has no literal default). The
+        parse is matched by import-qualified name (vocabulary group ``dataclass_parses``): an
+        ``HfArgumentParser`` imported under another name parses, a project's own parser does not."""
         call = owner.ir
-        if owner.kind != "assign" or not isinstance(call, Call) \
-                or call.method not in PARSE_METHODS:
-            return None
         where = replace(owner.ctx, line=owner.line)
+        if owner.kind != "assign" or not isinstance(call, Call) \
+                or not calls_in("dataclass_parses", call, where, self):
+            return None
         receiver, _, _ = (call.name or "").rpartition(".")
         parser = self.bind(receiver, where)
         made = parser.assigned() if parser is not None else None
@@ -113,7 +112,7 @@ class OptionsMixin:
             return None
         constructor, place = made
         given = constructor.argument(0) if isinstance(constructor, Call) else None
-        if given is None or constructor.method not in ARGUMENT_PARSERS:
+        if given is None:
             return None
         classes = given.items if isinstance(given, Seq) else [given]
         position = next(iter(owner.index or ()), 0)

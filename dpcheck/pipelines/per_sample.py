@@ -20,13 +20,7 @@ from dpcheck.pipelines.handwritten_update import HandwrittenUpdate, evidence_spa
 from dpcheck.pipelines.index import ProjectIndex
 from dpcheck.pipelines.provenance import Origin
 from dpcheck.pipelines.scope import Ctx
-from dpcheck.pipelines.steps import (
-    BOUND_CALLS,
-    StepFinder,
-    is_clip_call,
-    mentions_norm,
-    scope_clips,
-)
+from dpcheck.pipelines.steps import StepFinder, is_clip_call, mentions_norm, scope_clips
 from dpcheck.pipelines.taint import assigned_names, touches
 from dpcheck.sites.ir import IR
 from dpcheck.sites.nodes import BinOp, Call, Name, node
@@ -60,7 +54,7 @@ def clip_factor_inverted(expr: IR) -> bool:
     if not isinstance(call, Call):
         return False
     tail = call.method
-    keyword = {"max", "min"} & set(call.kwargs) if tail in BOUND_CALLS else set()
+    keyword = {"max", "min"} & set(call.kwargs)
     upper = tail in UPPER_BOUNDS or keyword == {"max"}
     lower = tail in LOWER_BOUNDS or keyword == {"min"}
     for ratio in call.walk():
@@ -127,7 +121,7 @@ class PerSampleFinder:
             return False
         if target not in self._clipping:
             scope = self.index.scope(target)
-            self._clipping[target] = scope is not None and scope_clips(scope)
+            self._clipping[target] = scope is not None and scope_clips(scope, target, self.index)
         return self._clipping[target]
 
     def record(self, ctx: Ctx, stmts: list[Statement], stmt: Statement,
@@ -146,7 +140,7 @@ class PerSampleFinder:
             or any(call.method in PER_SAMPLE_CALLS or _row_norm(call)
                    or self._per_sample_function(call.name, where) for call in calls)
         in_examples = stmt.loop >= 0 and (clip_stmt or any(
-            call.method in GRAD_CALLS or is_clip_call(call)
+            call.method in GRAD_CALLS or is_clip_call(call, where, self.index)
             or self.clips(call.name, where) for call in calls
         )) and self.example_loop(ctx, stmts, stmt.loop)
         reached = touches(refs | targets if clip_stmt else refs, tainted)

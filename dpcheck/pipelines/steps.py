@@ -28,6 +28,7 @@ from dpcheck.pipelines.dp_libraries import Privatizer, dp_libraries
 from dpcheck.pipelines.index import ProjectIndex
 from dpcheck.pipelines.questions import frozen
 from dpcheck.pipelines.scope import Ctx
+from dpcheck.pipelines.vocabulary import calls_in
 from dpcheck.sites.nodes import (
     BinOp,
     Call,
@@ -42,15 +43,6 @@ from dpcheck.sites.nodes import (
 )
 from dpcheck.sites.views import Scope, Statement
 
-#: Gaussian draws (torch, numpy ``rng.normal``, JAX, TF, ``random.gauss``).
-NOISE_TAILS = frozenset({"normal", "randn", "randn_like", "normal_", "standard_normal", "gauss",
-                         "stateless_normal", "random_normal"})
-NOISE_EXCLUDED = ("nn.init.", "torch.nn.init.", "init.")
-#: Clip-by-norm APIs, and bounds that clip when taken of a norm or of a value computed from one.
-CLIP_CALLS = frozenset({"clip_grad_norm_", "clip_grad_norm", "clip_by_norm",
-                        "clip_by_global_norm", "clip_by_value_norm"})
-BOUND_CALLS = frozenset({"clamp", "clamp_", "clip", "clip_", "min", "max", "minimum", "maximum",
-                         "where", "clamp_max", "clamp_min", "clip_by_value"})
 #: Methods and functions that take a gradient of their receiver or first argument.
 DIFFERENTIATE = frozenset({"backward", "grad", "gradient"})
 #: Registrations of a function called with gradients during the backward pass.
@@ -62,10 +54,11 @@ ROOTS = frozenset({"sqrt", "rsqrt"})
 MAX_HELPER_DEPTH = 3
 
 
-def is_noise_draw(call: Call) -> bool:
-    """A Gaussian draw by the name of its callee (``torch.normal``, ``rng.normal``, ...)."""
-    name = call.name or ""
-    return call.method in NOISE_TAILS and not name.startswith(NOISE_EXCLUDED)
+def is_noise_draw(call: Call, ctx: Ctx, index: ProjectIndex) -> bool:
+    """A Gaussian draw (``torch.normal``, ``rng.normal``, ``g.normal_()``, ...): a call of the
+    vocabulary group ``gaussian_draws`` read at ``ctx``, by import-qualified name (a project's
+    own ``normal`` is project code)."""
+    return calls_in("gaussian_draws", call, ctx, index)
 
 
 def mentions_norm(expr: Node, normed: Iterable[str] = ()) -> bool:
@@ -108,19 +101,22 @@ def _norm_name(name: str) -> bool:
     return "norm" in lowered and not any(w in lowered for w in ("clip", "max_", "bound"))
 
 
-def is_clip_call(call: Node, normed: Iterable[str] = ()) -> bool:
-    """Clipping: a clip-by-norm API, or a bound (``min(1, C/norm)``, ``clamp``) over a norm or
-    over a value computed from one (``normed``: names the scope assigned from a norm)."""
-    method = call.method if isinstance(call, Call) else ""
-    return method in CLIP_CALLS or (method in BOUND_CALLS and mentions_norm(call, normed))
+def is_clip_call(call: Node, ctx: Ctx, index: ProjectIndex, normed: Iterable[str] = ()) -> bool:
+    """Clipping, read at ``ctx``: a clip-by-norm API (vocabulary group ``norm_clips``), or a
+    bound (group ``bounds``: ``min(1, C/norm)``, ``clamp``) over a norm or over a value computed
+    from one (``normed``: names the scope assigned from a norm); both by import-qualified name,
+    so ``clip_grad_norm_`` imported under another name clips and a project's ``clip`` does not."""
+    return isinstance(call, Call) and (calls_in("norm_clips", call, ctx, index) or (
+        calls_in("bounds", call, ctx, index) and mentions_norm(call, normed)))
 
 
-def scope_clips(scope: Scope) -> bool:
-    """Whether a scope clips: a clip call, or a clip written as a scaling under a norm test or
-    a masked bound (norm-derived names followed through the scope's assignments)."""
+def scope_clips(scope: Scope, ctx: Ctx, index: ProjectIndex) -> bool:
+    """Whether the scope ``ctx`` clips: a clip call, or a clip written as a scaling under a norm
+    test or a masked bound (norm-derived names followed through the scope's assignments)."""
     normed: set[str] = set()
     for stmt in scope.statements:
-        if any(is_clip_call(part, normed) for part in stmt.expr.walk()) \
+        where = Ctx(ctx.path, ctx.scope, stmt.line)
+        if any(is_clip_call(part, where, index, normed) for part in stmt.expr.walk()) \
                 or conditional_clip(stmt, scope, normed) or masked_bound(stmt, normed):
             return True
         if derives_norm(stmt.expr, normed):
@@ -287,8 +283,9 @@ class StepFinder:
         noisy: set[str] = set()
         for stmt in scope.statements:
             where = Ctx(function.path, function.scope, stmt.line)
-            draws = any(isinstance(c, Call) and (is_noise_draw(c) or self._helper_draws(
-                c, where, depth)) for c in stmt.expr.walk())
+            draws = any(isinstance(c, Call) and (is_noise_draw(c, where, self.index)
+                                                 or self._helper_draws(c, where, depth))
+                        for c in stmt.expr.walk())
             flows = draws or bool(set(names_in(stmt.expr)) & noisy)
             if stmt.kind == "return" and flows:
                 return True

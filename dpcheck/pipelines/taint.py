@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from dpcheck.pipelines.index import ProjectIndex
+from dpcheck.pipelines.scope import Ctx
 from dpcheck.pipelines.steps import is_noise_draw
 from dpcheck.sites.ir import IR
 from dpcheck.sites.nodes import Attr, BinOp, Call, Comp, Name, Seq, Subscript, UnaryOp, node
@@ -109,8 +111,8 @@ def descent_directions(stmts: Iterable[Statement]) -> set[str]:
     return found
 
 
-def noise_marker(ir: IR) -> set[str]:
-    """``{"<noise>"}`` when ``ir`` draws Gaussian noise itself, else the empty set: a stand-in
-    name that taints what the draw flows into."""
-    return {"<noise>"} if any(isinstance(part, Call) and is_noise_draw(part)
+def noise_marker(ir: IR, ctx: Ctx, index: ProjectIndex) -> set[str]:
+    """``{"<noise>"}`` when ``ir`` (read at ``ctx``) draws Gaussian noise itself, else the empty
+    set: a stand-in name that taints what the draw flows into."""
+    return {"<noise>"} if any(isinstance(part, Call) and is_noise_draw(part, ctx, index)
                               for part in node(ir).walk()) else set()

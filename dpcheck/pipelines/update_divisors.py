@@ -33,17 +33,18 @@ class UpdateDivisors:
         tainted = noisy | clipped
         span = evidence_span(ctx, stmt)
         text = stmt.source or ""
+        index = self.divisors.index
         if stmt.kind == "aug" and stmt.op in ("/", "//"):
             self.add(ctx, stmt.expr, span, text, result, floor=stmt.op == "//")
         for part in stmt.expr.walk():
             if isinstance(part, BinOp) and part.op in ("/", "//"):
-                dividend = set(arith_flow(part.left)) | noise_marker(part.left)
+                dividend = set(arith_flow(part.left)) | noise_marker(part.left, ctx, index)
                 if touches(dividend, tainted) or "<noise>" in dividend:
                     self.add(ctx, part.right, span, text, result, floor=part.op == "//")
             elif isinstance(part, BinOp) and part.op == "*":
                 for factor, other in ((part.left, part.right), (part.right, part.left)):
                     if _quotient(factor) and (
-                        touches(arith_flow(other), tainted) or noise_marker(other)
+                        touches(arith_flow(other), tainted) or noise_marker(other, ctx, index)
                     ) and not touches(arith_flow(factor.left), tainted):
                         self.add(ctx, factor.right, span, text, result)
             elif isinstance(part, Call) and part.method in vocabulary()["divisions"].methods:

@@ -25,10 +25,10 @@ from dpcheck.toml import tomllib
 GROUPS = ("keeps_examples", "data_attributes", "data_containers", "loader_attributes",
           "datasets", "loaders", "mask_indices", "counts", "floors", "tensor_factories",
           "sampling_draws", "bernoulli_draws", "uniform_draws", "index_ranges", "means",
-          "divisions", "products", "normal_draws", "norm_clips", "selects_indices",
-          "samples_count", "splits_lengths",
-          "keeps_all_examples", "evaluation_callbacks", "option_parses", "json_loaders",
-          "yaml_loaders", "toml_loaders", "file_reads", "path_joins")
+          "divisions", "products", "normal_draws", "gaussian_draws", "bounds", "norm_clips",
+          "selects_indices", "samples_count", "splits_lengths",
+          "keeps_all_examples", "evaluation_callbacks", "option_parses", "dataclass_parses",
+          "json_loaders", "yaml_loaders", "toml_loaders", "file_reads", "path_joins")
 _KEYS = {"summary": str, "methods": list, "names": list, "builtins": list, "functions": dict,
          "library_methods": dict}
 
@@ -53,6 +53,14 @@ class Group:
         return any(len(pattern) <= len(parts) and all(
             want in ("*", got) for want, got in zip(pattern, parts[len(parts) - len(pattern):]))
             for pattern in self.functions.get(root, ()))
+
+    @property
+    def tails(self) -> frozenset[str]:
+        """The last names a call of the group can have (its functions', methods' and builtins'):
+        the call index is searched by them, each call found then matched by ``calls_in``."""
+        return self.methods | self.builtins | frozenset(
+            pattern[-1] for patterns in self.functions.values() for pattern in patterns) \
+            | frozenset().union(*self.library_methods.values())
 
     def has_library_method(self, library: str, method: str) -> bool:
         """Whether ``method`` called on an object the library ``library`` made is in the group."""
@@ -107,7 +115,8 @@ def parse_vocabulary(data: dict[str, Any], source: str) -> dict[str, Group]:
 def calls_in(group: str, call: Call, ctx: Ctx, index: Any) -> bool:
     """Whether ``call`` (read at ``ctx``) is a call of the vocabulary ``group``: a library
     function of the group (by import-qualified name), a method of the group called on a value
-    whose class is not decided, or a builtin of the group. ``index`` is the ``ProjectIndex``."""
+    whose class is not decided or (``library_methods``) on an object the library made, or a
+    builtin of the group. ``index`` is the ``ProjectIndex``."""
     vocab = vocabulary()[group]
     name = call.name
     if name is None:
@@ -116,7 +125,17 @@ def calls_in(group: str, call: Call, ctx: Ctx, index: Any) -> bool:
         return call.method in vocab.methods
     qualified = index.library_name(name, ctx)
     if qualified is not None:
-        return vocab.has_library_function(qualified)
+        library, _, _ = qualified.partition(".")
+        return vocab.has_library_function(qualified) or (
+            vocab.has_library_method(library, call.method) and not _imported(name, ctx, index))
     if "." not in name:
         return name in vocab.builtins and index.bind(name, ctx) is None
     return call.method in vocab.methods and index.function(name, ctx) is None
+
+
+def _imported(name: str, ctx: Ctx, index: Any) -> bool:
+    """Whether the dotted ``name`` starts with an imported module (``torch.nn.init.normal_``): a
+    function of the module, not a method of an object the library made."""
+    head, _, _ = name.partition(".")
+    binding = index.bind(head, ctx)
+    return binding is not None and binding.kind == "module"

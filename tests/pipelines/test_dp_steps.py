@@ -10,10 +10,11 @@ from pathlib import Path
 import pytest
 
 from dpcheck.model import Mechanism, SamplingKind
-from dpcheck.pipelines.steps import scope_clips
-from dpcheck.sites import summarize_source
-from dpcheck.sites.views import module_view
-from tests.pipelines.builder import pipelines_of
+from dpcheck.pipelines.index import ProjectIndex
+from dpcheck.pipelines.scope import Ctx
+from dpcheck.pipelines.steps import is_noise_draw, scope_clips
+from dpcheck.sites.nodes import Call
+from tests.pipelines.builder import make_project, pipelines_of
 
 TORCH = "torch==2.2.0\nopacus==1.4.0\n"
 
@@ -344,16 +345,39 @@ def test_a_decorator_of_another_library_does_not_make_an_entry(tmp_path: Path) -
     assert pipeline.entry == "cli.py::fit"
 
 
+def _scope_clips(tmp_path: Path, source: str) -> bool:
+    index = ProjectIndex(make_project(tmp_path, {"m.py": source}))
+    module = Ctx("m.py", "<module>")
+    scope = index.scope(module)
+    return scope is not None and scope_clips(scope, module, index)
+
+
 @pytest.mark.parametrize(("source", "clips"), [
     ("ratio = C / norms\nratio[ratio > 1] = 1\n", True),
     ("ratio = C / norms\nratio[ratio > 1] = 1.0\n", True),
     ("excess = norms - C\nexcess[excess < 0] = 0\n", False),
     ("ratio = C / sizes\nratio[ratio > 1] = 1\n", False),
 ])
-def test_a_masked_store_clips_when_it_bounds_a_norm_factor_at_one(source: str,
-                                                                   clips: bool) -> None:
-    scope = module_view(summarize_source(source, "m.py")).scopes["<module>"]
-    assert scope_clips(scope) is clips
+def test_a_masked_store_clips_when_it_bounds_a_norm_factor_at_one(
+        tmp_path: Path, source: str, clips: bool) -> None:
+    assert _scope_clips(tmp_path, source) is clips
+
+
+@pytest.mark.parametrize(("source", "clips"), [
+    # torch's clip-by-norm API under a name of the project's choosing clips
+    ("from torch.nn.utils import clip_grad_norm_ as bound_norm\nbound_norm(ps, 1.0)\n", True),
+    ("import torch\ntorch.nn.utils.clip_grad_norm_(ps, 1.0)\n", True),
+    # a project function that shares the API's name is project code, judged by what it does
+    ("def clip_grad_norm_(ps, c):\n    return ps\nclip_grad_norm_(ps, 1.0)\n", False),
+    # a bound taken of a norm clips; a project's own ``clip`` of a norm is not a bound
+    ("import torch\nfactor = torch.clamp(C / norms, max=1.0)\n", True),
+    ("factor = min(1.0, C / norm)\n", True),
+    ("def min(a, b):\n    return a\nfactor = min(1.0, C / norm)\n", False),
+    ("def clip(x, top):\n    return x\nfactor = clip(C / norm, 1.0)\n", False),
+])
+def test_clip_calls_are_matched_by_import_qualified_name(tmp_path: Path, source: str,
+                                                         clips: bool) -> None:
+    assert _scope_clips(tmp_path, source) is clips
 
 
 IN_PLACE = '''
@@ -427,3 +451,28 @@ def test_a_name_imported_in_the_main_block_is_the_library_object(tmp_path: Path)
                                          "requirements.txt": TORCH + "torchvision==0.17.0\n"})
     assert (pipeline.entry, pipeline.library) == ("train.py", "opacus==1.4.0")
     assert pipeline.sampling == SamplingKind.SHUFFLE
+
+
+@pytest.mark.parametrize(("source", "draws"), [
+    ("import torch\nnoise = torch.normal(0.0, s, size=(3,))\n", True),
+    ("from torch import randn_like as jitter\nnoise = jitter(g)\n", True),
+    ("import numpy as np\nrng = np.random.default_rng(0)\nnoise = rng.normal(0.0, s, 3)\n", True),
+    # a tensor torch made, filled in place with a draw: a method of the object, not a module's
+    ("import torch\nnoise = torch.zeros_like(g)\nnoise = noise.normal_(0.0, s)\n", True),
+    # a generator passed in, whose class is not decided
+    ("def f(gen, s):\n    noise = gen.standard_normal(3) * s\n", True),
+    # torch.nn.init's initialiser is a function of an imported module, not a draw on gradients
+    ("import torch\nnoise = torch.nn.init.normal_(w)\n", False),
+    # the project's own function named like a draw is project code
+    ("def normal(t):\n    return t / t.norm()\nnoise = normal(g)\n", False),
+])
+def test_gaussian_draws_are_matched_by_import_qualified_name(tmp_path: Path, source: str,
+                                                             draws: bool) -> None:
+    index = ProjectIndex(make_project(tmp_path, {"m.py": source}))
+    scope_name = "f" if source.startswith("def f") else "<module>"
+    scope = index.scope(Ctx("m.py", scope_name))
+    assert scope is not None
+    line = [stmt.line for stmt in scope.statements if stmt.target == "noise"][-1]
+    call = next(part for stmt in scope.statements if stmt.line == line
+                for part in stmt.expr.walk() if isinstance(part, Call))
+    assert is_noise_draw(call, Ctx("m.py", scope_name, line), index) is draws

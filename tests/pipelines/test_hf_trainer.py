@@ -286,3 +286,21 @@ def test_dataclass_fields_are_found_through_bases_at_any_depth(tmp_path: Path) -
     assert found is not None and (found.kind, found.ir, found.line) == (
         "option", ["n", 0.25], _line(source, "clip: float"))
     assert index.dataclass_field(index.bind("looped", at), "clip") is None
+
+
+def test_dataclass_parses_are_matched_by_import_qualified_name(tmp_path: Path) -> None:
+    """The Hugging Face parser imported under another name parses its dataclasses; a project's
+    own class that happens to be called HfArgumentParser is project code, not the library's."""
+    aliased = ARGUMENTS.replace("from transformers import HfArgumentParser",
+                                "from transformers import HfArgumentParser as Options").replace(
+        "parser = HfArgumentParser((", "parser = Options((")
+    own = ARGUMENTS.replace("from transformers import HfArgumentParser\n", "").replace(
+        "\n\ndef main():", "\n\nclass HfArgumentParser:\n    def __init__(self, kinds):\n"
+        "        self.kinds = kinds\n\n    def parse_args_into_dataclasses(self):\n"
+        "        return [kind() for kind in self.kinds]\n\n\ndef main():")
+    for source, clip in ((aliased, ("option", ["n", 0.5], _line(aliased, "clip:"))), (own, None)):
+        index = _index(tmp_path / str(clip is None), {"args.py": source})
+        at = Ctx("args.py", "main", _line(source, "return privacy_args"))
+        found = index.dataclass_field(index.bind("privacy_args", at), "clip")
+        got = (found.kind, found.ir, found.line) if found is not None else None
+        assert got == clip

@@ -7,14 +7,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dpcheck.pipelines.handwritten import CLIP_CALLS, NOISE_TAILS
+from dpcheck.pipelines.vocabulary import vocabulary
 from dpcheck.sites.summary import SITE_TAILS, summarize_source
 from tests.pipelines.builder import pipelines_of
 
 
 def test_every_noise_draw_and_clip_api_the_classifiers_know_keeps_its_text() -> None:
-    assert NOISE_TAILS <= SITE_TAILS
-    assert CLIP_CALLS <= SITE_TAILS
+    words = vocabulary()
+    assert words["gaussian_draws"].tails <= SITE_TAILS
+    assert words["norm_clips"].tails <= SITE_TAILS
 
 
 def test_update_and_clip_factor_statements_keep_their_text() -> None:
