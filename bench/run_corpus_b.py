@@ -40,6 +40,7 @@ from __future__ import annotations
 import argparse
 import fnmatch
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -291,12 +292,16 @@ def export_tree(gitdir: Path, commit: str, target: Path) -> int:
 
 
 def run_dpcheck(tree: Path, paths: Sequence[str], timeout: float) -> tuple[str, float, dict[str, Any] | None, str]:
-    """Scan ``tree`` in a separate process: (status, seconds, report or None, stderr tail)."""
+    """Scan ``tree`` in a separate process: (status, seconds, report or None, stderr tail). The
+    process imports the dpcheck this runner imported (``dpcheck_root``), whatever the venv holds:
+    a relative ``PYTHONPATH`` would name the exported tree once the scan runs inside it, and the
+    run would record one checkout's commit while another one scanned."""
     command = [sys.executable, "-m", "dpcheck", "scan", *paths, "--format", "json", "--no-cache"]
+    env = {**os.environ, "PYTHONPATH": str(dpcheck_root())}
     start = time.perf_counter()
     try:
         done = subprocess.run(command, cwd=tree, capture_output=True, text=True, timeout=timeout,
-                              check=False)
+                              check=False, env=env)
     except subprocess.TimeoutExpired:
         return "timeout", time.perf_counter() - start, None, ""
     seconds = time.perf_counter() - start
@@ -495,12 +500,17 @@ def to_json(results: Sequence[RepoResult], dpcheck_commit: str) -> dict[str, Any
     }
 
 
+def dpcheck_root() -> Path:
+    """The checkout (or install) root of the dpcheck package this runner imports."""
+    import dpcheck
+
+    return Path(dpcheck.__file__).resolve().parent.parent
+
+
 def dpcheck_commit() -> str:
     """The last commit of the imported dpcheck checkout that changed the analyser (``dpcheck/``,
     ``rules/``, ``pyproject.toml``), ``+dirty`` when those have uncommitted edits."""
-    import dpcheck
-
-    root = Path(dpcheck.__file__).resolve().parent.parent
+    root = dpcheck_root()
     try:
         repo = git.Repo(root, search_parent_directories=False)
     except (git.InvalidGitRepositoryError, git.NoSuchPathError):
