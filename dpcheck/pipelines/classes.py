@@ -68,7 +68,7 @@ class ClassesMixin:
         return self.questions.ask(key, lambda: self._instance_class(name, ctx, depth), None)
 
     def _instance_class(self, name: str, ctx: Ctx, depth: int) -> Ctx | None:
-        binding = self.attribute(name, ctx) if depth <= MAX_CHAIN else None
+        binding = self._holder(name, ctx) if depth <= MAX_CHAIN else None
         if binding is None:
             return None
         if binding.kind == "param" and binding.ir is None:
@@ -76,6 +76,21 @@ class ClassesMixin:
             return self.questions.ask(key, lambda: self._passed_class(binding, depth), None)
         assigned = binding.assigned()
         return self._made_class(*assigned, depth + 1) if assigned is not None else None
+
+    def _holder(self, name: str, ctx: Ctx) -> Binding | None:
+        """The binding of ``name`` at ``ctx``; for an attribute of ``self`` the method does not
+        set, the class's own assignment (``self.model = model`` in ``__init__``: a constructor
+        parameter stored there holds what the callers pass). Not what callers of the method
+        assign to the object (``NamesMixin.attribute``): asked for every object whose class
+        is wanted, that walk over every caller grows with the project (all of torch: 51 s ->
+        over 250 s)."""
+        binding = self.bind(name, ctx)
+        head, dot, attr = name.partition(".")
+        if binding is not None or head != "self" or not dot or "." in attr:
+            return binding
+        scope = self.scope(ctx)
+        return self._class_attribute(ctx.path, scope.owner, attr) if scope and scope.owner \
+            else None
 
     def _passed_class(self, param: Binding, depth: int) -> Ctx | None:
         """The class of the objects every caller passes for a parameter (a name holding one, or
