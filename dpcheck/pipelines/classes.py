@@ -15,7 +15,7 @@ from dataclasses import replace
 from dpcheck.pipelines.binding import Binding
 from dpcheck.pipelines.scope import Ctx
 from dpcheck.sites.ir import IR
-from dpcheck.sites.nodes import Call, Name, Opaque, Seq, node
+from dpcheck.sites.nodes import Call, Name, Node, Opaque, Seq, node
 
 #: How many hops (assignments, returns, callers, factories) a class or function is followed.
 MAX_CHAIN = 16
@@ -95,8 +95,18 @@ class ClassesMixin:
     def _passed_class(self, param: Binding, depth: int) -> Ctx | None:
         """The class of the objects every caller passes for a parameter (a name holding one, or
         the constructor call itself: ``Runner(Participant(...))``), if they agree."""
-        found = {self._made_class(arg, where, depth + 1) for where, arg in self.arguments(param)}
+        found = {self._given_class(node(arg), where, depth + 1)
+                 for where, arg in self.arguments(param)}
         return found.pop() if len(found) == 1 else None
+
+    def _given_class(self, arg: Node, ctx: Ctx, depth: int) -> Ctx | None:
+        """The class of an argument: what a name holds, or the class a constructor call builds.
+        A call is not followed into a project function's returns here: asked for every caller
+        of every parameter whose class is wanted, that walk grew past any bound on large
+        projects (all of site-packages)."""
+        if isinstance(arg, Name):
+            return self.instance_class(arg.dotted, ctx, depth)
+        return self.class_named(arg.name or "", ctx, depth) if isinstance(arg, Call) else None
 
     def _made_class(self, value: IR, ctx: Ctx, depth: int) -> Ctx | None:
         """The project class of the object an expression evaluates to (see ``instance_class``)."""
