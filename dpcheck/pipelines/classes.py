@@ -106,20 +106,16 @@ class ClassesMixin:
         projects (all of site-packages)."""
         if isinstance(arg, Name):
             return self.instance_class(arg.dotted, ctx, depth)
-        return self.class_named(arg.name or "", ctx, depth) if isinstance(arg, Call) else None
+        return self.class_named(arg.name or "", ctx, depth) \
+            if isinstance(arg, Call) and depth <= MAX_CHAIN else None
 
     def _made_class(self, value: IR, ctx: Ctx, depth: int) -> Ctx | None:
         """The project class of the object an expression evaluates to (see ``instance_class``)."""
         value = node(value)
-        if isinstance(value, Name):
-            return self.instance_class(value.dotted, ctx, depth)
-        if not isinstance(value, Call) or depth > MAX_CHAIN:
-            return None
-        callee = value.name or ""
-        cls = self.class_named(callee, ctx, depth)
-        if cls is not None:
-            return cls
-        target = self.function(callee, ctx, depth)
+        given = self._given_class(value, ctx, depth)
+        if given is not None or not isinstance(value, Call) or depth > MAX_CHAIN:
+            return given
+        target = self.function(value.name or "", ctx, depth)
         return self._returned_class(target, depth + 1) if target is not None else None
 
     def _returned_class(self, function: Ctx, depth: int) -> Ctx | None:
